@@ -1,0 +1,22 @@
+// Writes one 32-bit word into every element of `out` (any dtype: the host passes the bit pattern).
+struct Params {
+    value: u32,
+    len: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@group(0) @binding(1) var<uniform> params: Params;
+
+@compute @workgroup_size(256)
+fn main(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let i = (wid.y * groups.x + wid.x) * 256u + lid;
+    if (i < params.len) {
+        out[i] = params.value;
+    }
+}

@@ -1,0 +1,202 @@
+//! Device acquisition (wgpu over Vulkan/Metal/DX12 natively, over WebGPU in the browser), the
+//! adapter's identity, the wgpu [`Storage`] the pool draws from, and readback.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::error::{Error, Result};
+use crate::pool::Storage;
+
+/// Which adapter a session runs on. Appears in `Session.adapter` and in reports.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdapterIdentity {
+    /// `vulkan`, `metal`, `dx12`, `gl` or `webgpu`.
+    pub backend: String,
+    /// The adapter name (e.g. `llvmpipe (LLVM 15.0.6, 256 bits)`); empty in browsers.
+    pub name: String,
+    /// Vendor: the PCI id natively, the browser's `GPUAdapterInfo.vendor` on the web.
+    pub vendor: String,
+    /// The browser's `GPUAdapterInfo.architecture` (e.g. `swiftshader`); empty natively.
+    pub architecture: String,
+    /// `discrete`, `integrated`, `virtual`, `cpu` or `other`.
+    pub device_type: String,
+    /// Driver name and version where reported.
+    pub driver: String,
+    /// Largest single buffer the device allows.
+    pub max_buffer_size: u64,
+    /// Largest storage-buffer binding the device allows.
+    pub max_storage_buffer_binding_size: u64,
+}
+
+/// The device and queue of one session.
+pub struct Gpu {
+    /// The wgpu device.
+    pub device: wgpu::Device,
+    /// Its queue.
+    pub queue: wgpu::Queue,
+    /// The adapter's identity.
+    pub identity: AdapterIdentity,
+    lost: Arc<AtomicBool>,
+    last_error: Arc<Mutex<Option<String>>>,
+}
+
+impl Gpu {
+    /// Requests an adapter and a device with the adapter's full limits.
+    /// No adapter is `UNSUPPORTED` (never a silent fallback).
+    pub async fn acquire(label: &str) -> Result<Gpu> {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapter = instance
+            .request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                force_fallback_adapter: false,
+                compatible_surface: None,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| {
+                Error::Unsupported(format!(
+                    "no GPU adapter is available ({e}); natively install a Vulkan/Metal/DX12 driver (Mesa's lavapipe on Linux), in a browser enable WebGPU"
+                ))
+            })?;
+        let info = adapter.get_info();
+        let limits = adapter.limits();
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some(label),
+                required_limits: limits.clone(),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| Error::Unsupported(format!("the adapter refused a device: {e}")))?;
+        #[cfg(target_arch = "wasm32")]
+        let (vendor, architecture) = crate::platform::browser_adapter_identity().await;
+        #[cfg(not(target_arch = "wasm32"))]
+        let (vendor, architecture) = (format!("{:#06x}", info.vendor), String::new());
+        let identity = AdapterIdentity {
+            backend: info.backend.to_str().to_string(),
+            name: info.name.clone(),
+            vendor,
+            architecture,
+            device_type: format!("{:?}", info.device_type).to_lowercase(),
+            driver: format!("{} {}", info.driver, info.driver_info).trim().to_string(),
+            max_buffer_size: limits.max_buffer_size,
+            max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
+        };
+        let lost = Arc::new(AtomicBool::new(false));
+        let flag = lost.clone();
+        device.set_device_lost_callback(move |_, _| flag.store(true, Ordering::SeqCst));
+        let last_error = Arc::new(Mutex::new(None));
+        let sink = last_error.clone();
+        // wgpu's default handler panics; record the error instead and surface it on the next call.
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            *sink.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+        }));
+        Ok(Gpu { device, queue, identity, lost, last_error })
+    }
+
+    /// `DEVICE_LOST` if the device has been lost.
+    pub fn check(&self) -> Result<()> {
+        if self.lost.load(Ordering::SeqCst) {
+            return Err(Error::DeviceLost("the GPU device was lost; dispose() still works".into()));
+        }
+        Ok(())
+    }
+
+    /// Whether the device has been lost.
+    pub fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::SeqCst)
+    }
+
+    /// Takes the last error the device reported asynchronously, if any.
+    pub fn take_error(&self) -> Option<String> {
+        self.last_error.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    /// Copies the first `bytes` of `buffer` to the host. Synchronises with all queued work.
+    pub async fn read(&self, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u32>> {
+        self.check()?;
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("affon readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut enc = self.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
+        self.queue.submit([enc.finish()]);
+        let (tx, rx) = futures_channel::oneshot::channel();
+        staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        crate::platform::wait_idle(&self.device)?;
+        let mapped = rx.await.map_err(|_| Error::DeviceLost("readback was cancelled".into()))?;
+        mapped.map_err(|e| Error::DeviceLost(format!("readback failed: {e}")))?;
+        let words = {
+            let view = staging
+                .slice(..)
+                .get_mapped_range()
+                .map_err(|e| Error::DeviceLost(format!("readback failed: {e}")))?;
+            bytemuck::cast_slice::<u8, u32>(&view).to_vec()
+        };
+        staging.unmap();
+        staging.destroy();
+        Ok(words)
+    }
+
+    /// Waits until all queued work has completed.
+    pub async fn sync(&self) -> Result<()> {
+        self.check()?;
+        let (tx, rx) = futures_channel::oneshot::channel();
+        self.queue.on_submitted_work_done(move || {
+            let _ = tx.send(());
+        });
+        crate::platform::wait_idle(&self.device)?;
+        rx.await.map_err(|_| Error::DeviceLost("sync was cancelled".into()))
+    }
+}
+
+/// The pool's storage on a real device: buffers usable as storage and as copy source/target.
+pub struct DeviceStorage {
+    device: wgpu::Device,
+    max_buffer_size: u64,
+}
+
+impl DeviceStorage {
+    /// Storage drawing from `gpu`'s device.
+    pub fn new(gpu: &Gpu) -> Self {
+        DeviceStorage {
+            device: gpu.device.clone(),
+            max_buffer_size: gpu.identity.max_buffer_size.min(gpu.identity.max_storage_buffer_binding_size),
+        }
+    }
+}
+
+impl Storage for DeviceStorage {
+    type Buffer = wgpu::Buffer;
+
+    fn alloc(&mut self, size: u64) -> Result<wgpu::Buffer> {
+        if size > self.max_buffer_size {
+            return Err(Error::OutOfMemory {
+                requested: size,
+                live_bytes: 0,
+                pool_bytes: 0,
+                bound: 0,
+                detail: format!(
+                    "; it never fits: the device's largest storage buffer is {} bytes",
+                    self.max_buffer_size
+                ),
+            });
+        }
+        Ok(self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("affon storage"),
+            size,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        }))
+    }
+
+    fn dealloc(&mut self, buffer: wgpu::Buffer) {
+        buffer.destroy();
+    }
+}

@@ -1,0 +1,108 @@
+//! The wasm-bindgen layer: thin wrappers that convert arguments and errors, holding no logic.
+//! Compiled only for wasm32.
+
+mod session;
+mod telemetry;
+mod tensor;
+
+pub use session::JsSession;
+pub use telemetry::JsTelemetry;
+pub use tensor::JsTensor;
+
+use wasm_bindgen::prelude::*;
+
+use crate::error::{invalid_arg, Error};
+
+#[wasm_bindgen(inline_js = r#"
+export function affon_patch_dispose(obj) {
+  // wasm-bindgen's default [Symbol.dispose] is free(), which would make the handle unreadable;
+  // affon's [Symbol.dispose]() does exactly what dispose() does.
+  const proto = Object.getPrototypeOf(obj);
+  if (typeof Symbol.dispose === 'symbol') {
+    Object.defineProperty(proto, Symbol.dispose, {
+      value: function () { this.dispose(); },
+      configurable: true,
+      writable: true,
+    });
+  }
+  obj.free();
+}
+"#)]
+extern "C" {
+    fn affon_patch_dispose(obj: JsValue);
+}
+
+thread_local! {
+    static PATCHED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Installs `[Symbol.dispose]() { this.dispose() }` on every exported class, once.
+pub(crate) fn install_dispose_symbols() {
+    if PATCHED.with(|p| p.replace(true)) {
+        return;
+    }
+    console_error_panic_hook::set_once();
+    affon_patch_dispose(JsTensor::placeholder().into());
+    affon_patch_dispose(JsSession::placeholder().into());
+}
+
+/// Converts an [`Error`] into a thrown `Error` with `name === 'AffonError'` and a stable `code`.
+pub(crate) fn to_js(e: Error) -> JsValue {
+    let err = js_sys::Error::new(&e.to_string());
+    err.set_name("AffonError");
+    let set = |k: &str, v: JsValue| {
+        let _ = js_sys::Reflect::set(&err, &k.into(), &v);
+    };
+    set("code", e.code().into());
+    if let Error::OutOfMemory { requested, live_bytes, pool_bytes, bound, .. } = &e {
+        set("requestedBytes", (*requested as f64).into());
+        set("liveBytes", (*live_bytes as f64).into());
+        set("poolBytes", (*pool_bytes as f64).into());
+        set("boundBytes", (*bound as f64).into());
+    }
+    err.into()
+}
+
+/// `Result` whose error is a JS `AffonError`.
+pub(crate) type JsResult<T> = Result<T, JsValue>;
+
+/// Serialises a value for JS (maps as plain objects).
+pub(crate) fn to_value<T: serde::Serialize>(v: &T) -> JsResult<JsValue> {
+    v.serialize(&serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true))
+        .map_err(|e| to_js(Error::Unsupported(format!("cannot convert a result for JS: {e}"))))
+}
+
+/// Reads a shape given as an array of numbers.
+pub(crate) fn shape_arg(shape: &JsValue) -> JsResult<Vec<usize>> {
+    if !js_sys::Array::is_array(shape) {
+        return Err(to_js(invalid_arg!("shape must be an array of positive integers, got {}", describe(shape))));
+    }
+    let arr = js_sys::Array::from(shape);
+    let mut dims = Vec::with_capacity(arr.length() as usize);
+    for v in arr.iter() {
+        dims.push(v.as_f64().ok_or_else(|| {
+            to_js(invalid_arg!("shape must contain only numbers, got {}", describe(&v)))
+        })?);
+    }
+    crate::shape::dims_from_f64(&dims).map_err(to_js)
+}
+
+/// Reads a dtype name, `float32` when absent.
+pub(crate) fn dtype_arg(dtype: Option<String>) -> JsResult<crate::DType> {
+    dtype.map_or(Ok(crate::DType::Float32), |d| crate::DType::parse(&d)).map_err(to_js)
+}
+
+/// A short description of a JS value for error messages.
+pub(crate) fn describe(v: &JsValue) -> String {
+    if v.is_undefined() {
+        "undefined".into()
+    } else if v.is_null() {
+        "null".into()
+    } else if let Some(s) = v.as_string() {
+        format!("'{s}'")
+    } else if let Some(n) = v.as_f64() {
+        n.to_string()
+    } else {
+        v.js_typeof().as_string().unwrap_or_default()
+    }
+}

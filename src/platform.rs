@@ -1,0 +1,43 @@
+//! The one place where the two targets differ: blocking, waiting for device work, the adapter's
+//! browser identity. Everything else in the crate is target-independent.
+
+/// Native: wait for all submitted work (wgpu does not poll by itself natively).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn wait_idle(device: &wgpu::Device) -> crate::Result<()> {
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map(|_| ())
+        .map_err(|e| crate::Error::DeviceLost(format!("waiting for the device failed: {e}")))
+}
+
+/// Web: the browser drives the device; nothing to do.
+#[cfg(target_arch = "wasm32")]
+pub(crate) fn wait_idle(_device: &wgpu::Device) -> crate::Result<()> {
+    Ok(())
+}
+
+/// Native: blocks the calling thread on a future.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    pollster::block_on(f)
+}
+
+/// `(vendor, architecture)` as the browser reports them (`GPUAdapter.info`); wgpu leaves them
+/// empty on the web, so they are asked for separately.
+#[cfg(target_arch = "wasm32")]
+pub(crate) async fn browser_adapter_identity() -> (String, String) {
+    use wasm_bindgen::JsCast;
+    let get = |o: &wasm_bindgen::JsValue, k: &str| js_sys::Reflect::get(o, &k.into()).unwrap_or_default();
+    let global = js_sys::global();
+    let gpu = get(&get(&global, "navigator"), "gpu");
+    let Ok(request) = get(&gpu, "requestAdapter").dyn_into::<js_sys::Function>() else {
+        return (String::new(), String::new());
+    };
+    let Ok(promise) = request.call0(&gpu).and_then(|p| p.dyn_into::<js_sys::Promise>()) else {
+        return (String::new(), String::new());
+    };
+    let adapter = wasm_bindgen_futures::JsFuture::from(promise).await.unwrap_or_default();
+    let info = get(&adapter, "info");
+    let s = |k| get(&info, k).as_string().unwrap_or_default();
+    (s("vendor"), s("architecture"))
+}

@@ -1,0 +1,306 @@
+//! The buffer pool: one implementation for both targets, generic over [`Storage`] so the whole
+//! policy is unit-tested on a CPU stand-in (see `tests.rs`).
+//!
+//! Policy:
+//! - a request at or below the oversize threshold is rounded to its size class
+//!   ([`size_class`], worst-case waste < request / steps) and served from the cache when a buffer
+//!   of that class is free (a *hit*), else a new device buffer is made (a *miss*);
+//! - the pool never holds more than `max_total_bytes` (in use + cached). A miss that would exceed
+//!   the bound first evicts cached buffers, least recently released first; if the bound cannot be
+//!   met even with an empty cache the call fails with `OUT_OF_MEMORY` *before* anything is evicted,
+//!   so a failed acquire changes nothing;
+//! - a request above the oversize threshold (or above the largest explicit class) is exact-size,
+//!   counted in `oversize_allocations`, and destroyed on release instead of cached;
+//! - [`Pool::clear_cache`] destroys every cached buffer.
+//!
+//! Every acquire/release updates the session's [`Ledger`] (and through it the process ledger):
+//! storage bytes (the requested `byteLength`) and pool bytes (the buffer size).
+
+pub mod config;
+pub mod size_class;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+use crate::accounting::{Ledger, PoolDelta};
+use crate::error::{Error, Result};
+pub use config::{PoolConfig, PoolOptions};
+pub use size_class::SizeClasses;
+
+/// Where device buffers come from. `alloc` makes a buffer of exactly `size` bytes.
+pub trait Storage {
+    /// A handle to one device buffer (cheap to clone).
+    type Buffer: Clone;
+    /// Makes a buffer of exactly `size` bytes.
+    fn alloc(&mut self, size: u64) -> Result<Self::Buffer>;
+    /// Destroys a buffer made by `alloc`.
+    fn dealloc(&mut self, buffer: Self::Buffer);
+}
+
+/// A buffer handed out by the pool. Give it back with [`Pool::release`].
+#[derive(Debug)]
+pub struct Lease<B> {
+    /// The device buffer; at least `requested` bytes.
+    pub buffer: B,
+    /// Bytes of the device buffer (the size class, or the exact size when oversize).
+    pub size: u64,
+    /// Bytes of storage asked for (the tensor's `byteLength`).
+    pub requested: u64,
+    cached: bool,
+}
+
+struct Cached<B> {
+    buffer: B,
+    stamp: u64,
+}
+
+/// Figures of one pool, for reports and the panel.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PoolUsage {
+    /// Bytes held, in use + cached.
+    pub bytes_held: u64,
+    /// Bytes of cached (free) buffers.
+    pub bytes_cached: u64,
+    /// Device buffers in use.
+    pub buffers_in_use: u64,
+    /// Device buffers cached.
+    pub buffers_cached: u64,
+    /// Cached bytes by size class: `(class, buffers, bytes)`, ascending.
+    pub cached_by_class: Vec<(u64, u64, u64)>,
+}
+
+impl std::fmt::Display for PoolUsage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "pool holds {} bytes in {} buffers ({} in use, {} bytes cached in {})",
+            self.bytes_held,
+            self.buffers_in_use + self.buffers_cached,
+            self.buffers_in_use,
+            self.bytes_cached,
+            self.buffers_cached
+        )
+    }
+}
+
+/// A bounded, size-classed, LRU-evicting buffer cache.
+pub struct Pool<S: Storage> {
+    storage: S,
+    config: PoolConfig,
+    ledger: Arc<Ledger>,
+    /// Free buffers by class; each queue in release order (oldest at the front).
+    free: BTreeMap<u64, VecDeque<Cached<S::Buffer>>>,
+    /// Release stamp → class, oldest first: the eviction order.
+    lru: BTreeMap<u64, u64>,
+    next_stamp: u64,
+    held: u64,
+    cached: u64,
+    in_use: u64,
+    cached_count: u64,
+    /// Set by [`Pool::drain`]: releases go to the device, not the cache.
+    draining: bool,
+}
+
+impl<S: Storage> Pool<S> {
+    /// A pool over `storage`, reporting to `ledger`. The bound is added to
+    /// `pool_max_total_bytes` for as long as the pool lives.
+    pub fn new(storage: S, config: PoolConfig, ledger: Arc<Ledger>) -> Self {
+        ledger.bound_changed(config.max_total_bytes as i64);
+        Pool {
+            storage,
+            config,
+            ledger,
+            free: BTreeMap::new(),
+            lru: BTreeMap::new(),
+            next_stamp: 0,
+            held: 0,
+            cached: 0,
+            in_use: 0,
+            cached_count: 0,
+            draining: false,
+        }
+    }
+
+    /// The configuration this pool runs under.
+    pub fn config(&self) -> &PoolConfig {
+        &self.config
+    }
+
+    /// The ledger this pool reports to.
+    pub fn ledger(&self) -> &Arc<Ledger> {
+        &self.ledger
+    }
+
+    /// The storage the buffers come from.
+    pub fn storage(&self) -> &S {
+        &self.storage
+    }
+
+    /// Hands out a buffer of at least `bytes` (> 0, a multiple of 4) bytes.
+    pub fn acquire(&mut self, bytes: u64) -> Result<Lease<S::Buffer>> {
+        let class = if bytes > self.config.oversize_threshold_bytes {
+            None
+        } else {
+            self.config.size_classes.class_for(bytes)
+        };
+        if let Some(class) = class {
+            if let Some(entry) = self.free.get_mut(&class).and_then(|q| q.pop_back()) {
+                self.lru.remove(&entry.stamp);
+                if self.free.get(&class).is_some_and(|q| q.is_empty()) {
+                    self.free.remove(&class);
+                }
+                self.cached -= class;
+                self.cached_count -= 1;
+                self.in_use += 1;
+                self.ledger.pool_changed(PoolDelta {
+                    cached: -(class as i64),
+                    hits: 1,
+                    ..Default::default()
+                });
+                self.ledger.storage_acquired(bytes);
+                return Ok(Lease { buffer: entry.buffer, size: class, requested: bytes, cached: true });
+            }
+        }
+        let size = class.unwrap_or(bytes);
+        let in_use_bytes = self.held - self.cached;
+        if in_use_bytes.saturating_add(size) > self.config.max_total_bytes {
+            return Err(self.out_of_memory(size, ""));
+        }
+        // Evict (oldest first) until the new buffer fits under the bound.
+        let mut evicted = 0u64;
+        let mut evicted_bytes = 0u64;
+        while self.held - evicted_bytes + size > self.config.max_total_bytes {
+            let (_, class) = self.lru.pop_first().expect("in-use bytes fit, so the cache covers the rest");
+            let q = self.free.get_mut(&class).expect("lru and free lists agree");
+            let entry = q.pop_front().expect("lru and free lists agree");
+            if q.is_empty() {
+                self.free.remove(&class);
+            }
+            self.storage.dealloc(entry.buffer);
+            evicted += 1;
+            evicted_bytes += class;
+        }
+        self.held -= evicted_bytes;
+        self.cached -= evicted_bytes;
+        self.cached_count -= evicted;
+        let buffer = match self.storage.alloc(size) {
+            Ok(b) => b,
+            Err(e) => {
+                // Evictions already happened and are real; report them, then fail.
+                self.ledger.pool_changed(PoolDelta {
+                    held: -(evicted_bytes as i64),
+                    cached: -(evicted_bytes as i64),
+                    buffers: -(evicted as i64),
+                    evictions: evicted,
+                    ..Default::default()
+                });
+                return Err(match e {
+                    Error::OutOfMemory { detail, .. } => self.out_of_memory(size, &detail),
+                    other => other,
+                });
+            }
+        };
+        self.held += size;
+        self.in_use += 1;
+        self.ledger.pool_changed(PoolDelta {
+            held: size as i64 - evicted_bytes as i64,
+            cached: -(evicted_bytes as i64),
+            buffers: 1 - evicted as i64,
+            misses: 1,
+            evictions: evicted,
+            oversize: class.is_none() as u64,
+            ..Default::default()
+        });
+        self.ledger.storage_acquired(bytes);
+        Ok(Lease { buffer, size, requested: bytes, cached: class.is_some() })
+    }
+
+    /// Takes a buffer back: cached for reuse, or destroyed if it was exact-size.
+    pub fn release(&mut self, lease: Lease<S::Buffer>) {
+        self.ledger.storage_released(lease.requested);
+        self.in_use -= 1;
+        if lease.cached && !self.draining {
+            let stamp = self.next_stamp;
+            self.next_stamp += 1;
+            self.free
+                .entry(lease.size)
+                .or_default()
+                .push_back(Cached { buffer: lease.buffer, stamp });
+            self.lru.insert(stamp, lease.size);
+            self.cached += lease.size;
+            self.cached_count += 1;
+            self.ledger.pool_changed(PoolDelta { cached: lease.size as i64, ..Default::default() });
+        } else {
+            self.storage.dealloc(lease.buffer);
+            self.held -= lease.size;
+            self.ledger.pool_changed(PoolDelta {
+                held: -(lease.size as i64),
+                buffers: -1,
+                ..Default::default()
+            });
+        }
+    }
+
+    /// Destroys every cached buffer; returns the bytes released. Buffers in use are untouched.
+    pub fn clear_cache(&mut self) -> u64 {
+        let bytes = self.cached;
+        let count = self.cached_count;
+        for (_, q) in std::mem::take(&mut self.free) {
+            for entry in q {
+                self.storage.dealloc(entry.buffer);
+            }
+        }
+        self.lru.clear();
+        self.held -= bytes;
+        self.cached = 0;
+        self.cached_count = 0;
+        self.ledger.pool_changed(PoolDelta {
+            held: -(bytes as i64),
+            cached: -(bytes as i64),
+            buffers: -(count as i64),
+            ..Default::default()
+        });
+        bytes
+    }
+
+    /// Clears the cache and stops caching: every later release destroys its buffer. Used when
+    /// a session is disposed, so its remaining tensors give their memory back to the device.
+    pub fn drain(&mut self) {
+        self.draining = true;
+        self.clear_cache();
+    }
+
+    /// Current figures.
+    pub fn usage(&self) -> PoolUsage {
+        PoolUsage {
+            bytes_held: self.held,
+            bytes_cached: self.cached,
+            buffers_in_use: self.in_use,
+            buffers_cached: self.cached_count,
+            cached_by_class: self
+                .free
+                .iter()
+                .map(|(&c, q)| (c, q.len() as u64, c * q.len() as u64))
+                .collect(),
+        }
+    }
+
+    fn out_of_memory(&self, size: u64, detail: &str) -> Error {
+        Error::OutOfMemory {
+            requested: size,
+            live_bytes: self.ledger.live_bytes.load(std::sync::atomic::Ordering::Relaxed),
+            pool_bytes: self.held,
+            bound: self.config.max_total_bytes,
+            detail: detail.to_string(),
+        }
+    }
+}
+
+impl<S: Storage> Drop for Pool<S> {
+    fn drop(&mut self) {
+        self.clear_cache();
+        self.ledger.bound_changed(-(self.config.max_total_bytes as i64));
+    }
+}

@@ -1,0 +1,236 @@
+//! The pool's policy on a CPU stand-in: no GPU needed.
+
+use super::*;
+use proptest::prelude::*;
+
+/// A stand-in device: hands out numbered buffers and remembers which are alive.
+#[derive(Default)]
+struct FakeDevice {
+    next: u64,
+    alive: std::collections::BTreeMap<u64, u64>,
+    log: Vec<String>,
+    fail_next_alloc: bool,
+}
+
+impl Storage for FakeDevice {
+    type Buffer = u64;
+    fn alloc(&mut self, size: u64) -> Result<u64> {
+        if std::mem::take(&mut self.fail_next_alloc) {
+            return Err(Error::OutOfMemory {
+                requested: size,
+                live_bytes: 0,
+                pool_bytes: 0,
+                bound: 0,
+                detail: ": device refused".into(),
+            });
+        }
+        self.next += 1;
+        self.alive.insert(self.next, size);
+        self.log.push(format!("alloc {} {size}", self.next));
+        Ok(self.next)
+    }
+    fn dealloc(&mut self, b: u64) {
+        assert!(self.alive.remove(&b).is_some(), "double free of {b}");
+        self.log.push(format!("free {b}"));
+    }
+}
+
+fn pool(max: u64, oversize: u64) -> Pool<FakeDevice> {
+    let config = PoolConfig {
+        max_total_bytes: max,
+        oversize_threshold_bytes: oversize,
+        size_classes: SizeClasses::default(),
+    };
+    Pool::new(FakeDevice::default(), config, Arc::new(Ledger::standalone()))
+}
+
+fn snap(p: &Pool<FakeDevice>) -> crate::accounting::LedgerSnapshot {
+    p.ledger().snapshot()
+}
+
+#[test]
+fn reuse_is_by_class_and_counts_hits_and_misses() {
+    let mut p = pool(1 << 20, 1 << 16);
+    let a = p.acquire(1000).unwrap(); // class 1024
+    assert_eq!(a.size, 1024);
+    p.release(a);
+    let b = p.acquire(1020).unwrap(); // same class: a hit
+    assert_eq!(b.buffer, 1);
+    let s = snap(&p);
+    assert_eq!((s.pool_hits, s.pool_misses, s.device_buffers), (1, 1, 1));
+    assert_eq!((s.live_bytes, s.peak_bytes, s.pool_bytes, s.pool_cached_bytes), (1020, 1020, 1024, 0));
+    p.release(b);
+    let s = snap(&p);
+    assert_eq!((s.live_bytes, s.live_tensors, s.pool_bytes, s.pool_cached_bytes), (0, 0, 1024, 1024));
+    assert_eq!((s.allocations, s.deallocations), (2, 2));
+}
+
+#[test]
+fn eviction_is_least_recently_released_first() {
+    let mut p = pool(4096, 1 << 16);
+    let a = p.acquire(1024).unwrap(); // buffer 1
+    let b = p.acquire(1024).unwrap(); // buffer 2
+    let c = p.acquire(1024).unwrap(); // buffer 3
+    p.release(b); // released first: oldest
+    p.release(a);
+    p.release(c);
+    // 3072 held, all cached. A 2048-byte miss needs 1024 more room than is free under 4096.
+    let d = p.acquire(2048).unwrap();
+    assert_eq!(p.storage().log.last().unwrap(), "alloc 4 2048");
+    assert!(p.storage().log.contains(&"free 2".to_string()));
+    assert!(!p.storage().alive.contains_key(&2));
+    assert!(p.storage().alive.contains_key(&1) && p.storage().alive.contains_key(&3));
+    let s = snap(&p);
+    assert_eq!((s.pool_evictions, s.pool_bytes, s.pool_cached_bytes, s.device_buffers), (1, 4096, 2048, 3));
+    p.release(d);
+}
+
+#[test]
+fn the_bound_fails_cleanly_without_evicting() {
+    let mut p = pool(4096, 1 << 16);
+    let a = p.acquire(2048).unwrap();
+    let b = p.acquire(1024).unwrap();
+    p.release(b); // 1024 cached, 2048 in use
+    let before = snap(&p);
+    let usage = p.usage();
+    let e = p.acquire(3072).unwrap_err();
+    match &e {
+        Error::OutOfMemory { requested, live_bytes, pool_bytes, bound, .. } => {
+            assert_eq!((*requested, *live_bytes, *pool_bytes, *bound), (3072, 2048, 3072, 4096));
+        }
+        other => panic!("expected OUT_OF_MEMORY, got {other:?}"),
+    }
+    assert_eq!(e.code(), "OUT_OF_MEMORY");
+    assert!(e.to_string().contains("requested 3072 bytes"), "{e}");
+    assert_eq!(snap(&p), before, "a failed acquire changes no counter");
+    assert_eq!(p.usage(), usage, "nor evicts anything");
+    // and the pool keeps working: this one fits by evicting the cached 1024
+    let c = p.acquire(2048).unwrap();
+    assert_eq!(snap(&p).pool_evictions, 1);
+    p.release(a);
+    p.release(c);
+}
+
+#[test]
+fn a_device_refusal_is_out_of_memory_and_leaves_accounting_exact() {
+    let mut p = pool(1 << 20, 1 << 16);
+    p.storage.fail_next_alloc = true;
+    let before = snap(&p);
+    let e = p.acquire(512).unwrap_err();
+    assert_eq!(e.code(), "OUT_OF_MEMORY");
+    assert!(e.to_string().contains("device refused"));
+    assert_eq!(snap(&p), before);
+}
+
+#[test]
+fn oversize_requests_are_exact_and_released_to_the_device() {
+    let mut p = pool(1 << 20, 4096);
+    let a = p.acquire(4100).unwrap();
+    assert_eq!(a.size, 4100, "exact size above the threshold");
+    let s = snap(&p);
+    assert_eq!((s.oversize_allocations, s.pool_bytes, s.device_buffers), (1, 4100, 1));
+    p.release(a);
+    let s = snap(&p);
+    assert_eq!((s.pool_bytes, s.pool_cached_bytes, s.device_buffers), (0, 0, 0));
+    assert!(p.storage().alive.is_empty());
+    // at the threshold exactly: still pooled
+    let b = p.acquire(4096).unwrap();
+    p.release(b);
+    assert_eq!(snap(&p).pool_cached_bytes, 4096);
+}
+
+#[test]
+fn clear_cache_releases_only_cached_buffers() {
+    let mut p = pool(1 << 20, 1 << 16);
+    let a = p.acquire(300).unwrap();
+    let b = p.acquire(3000).unwrap();
+    p.release(b);
+    assert_eq!(p.clear_cache(), 3072);
+    let s = snap(&p);
+    assert_eq!((s.pool_bytes, s.pool_cached_bytes, s.device_buffers, s.live_bytes), (320, 0, 1, 300));
+    p.release(a);
+}
+
+#[test]
+fn a_drained_pool_returns_every_release_to_the_device() {
+    let mut p = pool(1 << 20, 1 << 16);
+    let a = p.acquire(1024).unwrap();
+    let b = p.acquire(1024).unwrap();
+    p.release(b);
+    p.drain();
+    assert_eq!(snap(&p).pool_cached_bytes, 0);
+    p.release(a);
+    let s = snap(&p);
+    assert_eq!((s.pool_bytes, s.device_buffers, s.live_bytes), (0, 0, 0));
+    assert!(p.storage().alive.is_empty());
+}
+
+#[test]
+fn the_bound_is_summed_while_the_pool_lives() {
+    let ledger = Arc::new(Ledger::standalone());
+    let p = Pool::new(FakeDevice::default(), PoolConfig::default(), ledger.clone());
+    let q = Pool::new(
+        FakeDevice::default(),
+        PoolConfig { max_total_bytes: 1000, ..Default::default() },
+        ledger.clone(),
+    );
+    assert_eq!(ledger.snapshot().pool_max_total_bytes, config::DEFAULT_MAX_TOTAL_BYTES + 1000);
+    drop(q);
+    drop(p);
+    assert_eq!(ledger.snapshot().pool_max_total_bytes, 0);
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Acquire(u64),
+    Release(usize),
+    Clear,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (1u64..20_000).prop_map(|n| Op::Acquire(n * 4)),
+        3 => any::<usize>().prop_map(Op::Release),
+        1 => Just(Op::Clear),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    #[test]
+    fn accounting_invariants_hold_for_any_sequence(ops in proptest::collection::vec(op(), 1..200)) {
+        let mut p = pool(256 * 1024, 32 * 1024);
+        let mut live: Vec<Lease<u64>> = Vec::new();
+        for op in ops {
+            match op {
+                Op::Acquire(n) => match p.acquire(n) {
+                    Ok(l) => live.push(l),
+                    Err(e) => prop_assert_eq!(e.code(), "OUT_OF_MEMORY"),
+                },
+                Op::Release(i) if !live.is_empty() => {
+                    let l = live.swap_remove(i % live.len());
+                    p.release(l);
+                }
+                Op::Release(_) => {}
+                Op::Clear => { p.clear_cache(); }
+            }
+            let s = snap(&p);
+            let u = p.usage();
+            prop_assert_eq!(s.live_bytes, live.iter().map(|l| l.requested).sum::<u64>());
+            prop_assert_eq!(s.live_tensors, live.len() as u64);
+            prop_assert!(s.peak_bytes >= s.live_bytes);
+            prop_assert!(s.pool_peak_bytes >= s.pool_bytes);
+            prop_assert!(s.pool_bytes <= 256 * 1024, "bound exceeded: {}", s.pool_bytes);
+            prop_assert_eq!(s.pool_bytes, u.bytes_held);
+            prop_assert_eq!(s.pool_bytes, p.storage().alive.values().sum::<u64>());
+            prop_assert_eq!(s.device_buffers, p.storage().alive.len() as u64);
+            prop_assert_eq!(s.pool_bytes - s.pool_cached_bytes, live.iter().map(|l| l.size).sum::<u64>());
+            prop_assert_eq!(s.allocations - s.deallocations, live.len() as u64);
+        }
+        for l in live.drain(..) { p.release(l); }
+        p.clear_cache();
+        let s = snap(&p);
+        prop_assert_eq!((s.live_bytes, s.live_tensors, s.pool_bytes, s.pool_cached_bytes, s.device_buffers), (0, 0, 0, 0, 0));
+        prop_assert!(p.storage().alive.is_empty());
+    }
+}

@@ -1,0 +1,264 @@
+//! `Session`: owns a device, a pool and a ledger; creates tensors. Disposing a session prevents
+//! new work; tensors still alive keep their storage until they are disposed themselves.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::accounting::{Ledger, LedgerSnapshot};
+use crate::device::{AdapterIdentity, DeviceStorage, Gpu};
+use crate::dtype::{DType, Element};
+use crate::error::{Error, Result};
+use crate::kernels::KernelCache;
+use crate::pool::{Lease, Pool, PoolConfig, PoolOptions, PoolUsage};
+use crate::shape;
+use crate::tensor::Tensor;
+
+/// Options for [`Session::create`].
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// Pool configuration; unset fields come from the environment (native) or the defaults.
+    pub pool: PoolOptions,
+    /// A name for reports and per-session metric labels (default `session-<id>`).
+    pub label: Option<String>,
+    /// Record the creating call stack of each tensor (web only; used by telemetry).
+    pub capture_stacks: bool,
+}
+
+/// `Session.memory()`: TensorFlow.js's `tf.memory()` shape, for this session only.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryInfo {
+    /// Live storages owned by this session (tensors, and later states and constants).
+    pub num_tensors: u64,
+    /// Their bytes (`byteLength` sum; no size-class rounding).
+    pub num_bytes: u64,
+    /// Device buffers in use by them.
+    pub num_data_buffers: u64,
+    /// Highest `num_bytes` since the session was created (or the last peak reset).
+    pub peak_bytes: u64,
+    /// Always `false`: nothing here is estimated.
+    pub unreliable: bool,
+    /// Why the figures would be unreliable (empty).
+    pub reasons: Vec<String>,
+}
+
+static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
+
+/// What tensors share with their session.
+pub(crate) struct SessionShared {
+    pub(crate) id: u64,
+    pub(crate) label: String,
+    pub(crate) gpu: Gpu,
+    pub(crate) ledger: Arc<Ledger>,
+    pub(crate) kernels: KernelCache,
+    pool: Mutex<Pool<DeviceStorage>>,
+    disposed: AtomicBool,
+    next_tensor: AtomicU64,
+    pub(crate) capture_stacks: bool,
+}
+
+impl SessionShared {
+    pub(crate) fn pool(&self) -> MutexGuard<'_, Pool<DeviceStorage>> {
+        self.pool.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `SESSION_DISPOSED` or `DEVICE_LOST` if no new work may start.
+    pub(crate) fn check_open(&self) -> Result<()> {
+        if self.disposed.load(Ordering::SeqCst) {
+            return Err(Error::SessionDisposed(format!("'{}'", self.label)));
+        }
+        self.gpu.check()
+    }
+
+    pub(crate) fn next_tensor_id(&self) -> u64 {
+        self.next_tensor.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(crate) fn release(&self, lease: Lease<wgpu::Buffer>) {
+        self.pool().release(lease);
+    }
+}
+
+/// A device, its pool and the tensors made on it.
+pub struct Session {
+    shared: Arc<SessionShared>,
+}
+
+impl Session {
+    /// Acquires an adapter and device and sets up the pool. Fails with `INVALID_ARGUMENT` on a
+    /// malformed option or environment value, `UNSUPPORTED` when there is no adapter.
+    pub async fn create(options: SessionOptions) -> Result<Session> {
+        let config = PoolConfig::from_options(&options.pool)?;
+        let id = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
+        let label = options.label.clone().unwrap_or_else(|| format!("session-{id}"));
+        let gpu = Gpu::acquire(&label).await?;
+        let ledger = Arc::new(Ledger::session());
+        let pool = Pool::new(DeviceStorage::new(&gpu), config, ledger.clone());
+        crate::telemetry::register_session(label.clone(), &ledger);
+        Ok(Session {
+            shared: Arc::new(SessionShared {
+                id,
+                label,
+                gpu,
+                ledger,
+                kernels: KernelCache::default(),
+                pool: Mutex::new(pool),
+                disposed: AtomicBool::new(false),
+                next_tensor: AtomicU64::new(1),
+                capture_stacks: options.capture_stacks,
+            }),
+        })
+    }
+
+    /// Blocking [`Session::create`] (native only).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn new(options: SessionOptions) -> Result<Session> {
+        crate::platform::block_on(Session::create(options))
+    }
+
+    /// The session's label.
+    pub fn label(&self) -> &str {
+        &self.shared.label
+    }
+
+    /// A process-unique id.
+    pub fn id(&self) -> u64 {
+        self.shared.id
+    }
+
+    /// Which adapter this session runs on.
+    pub fn adapter(&self) -> &AdapterIdentity {
+        &self.shared.gpu.identity
+    }
+
+    /// Whether tensors record their creating call stack.
+    pub fn captures_stacks(&self) -> bool {
+        self.shared.capture_stacks
+    }
+
+    /// The pool configuration in force.
+    pub fn pool_config(&self) -> PoolConfig {
+        self.shared.pool().config().clone()
+    }
+
+    /// The pool's current figures.
+    pub fn pool_usage(&self) -> PoolUsage {
+        self.shared.pool().usage()
+    }
+
+    /// This session's ledger values (the same fields as the process-wide metrics).
+    pub fn stats(&self) -> LedgerSnapshot {
+        self.shared.ledger.snapshot()
+    }
+
+    /// TensorFlow.js-shaped summary of this session's live storage.
+    pub fn memory(&self) -> MemoryInfo {
+        let s = self.shared.ledger.snapshot();
+        MemoryInfo {
+            num_tensors: s.live_tensors,
+            num_bytes: s.live_bytes,
+            num_data_buffers: s.live_tensors,
+            peak_bytes: s.peak_bytes,
+            unreliable: false,
+            reasons: Vec::new(),
+        }
+    }
+
+    /// Destroys the pool's cached buffers; returns the bytes released. Live tensors are untouched.
+    pub fn clear_cache(&self) -> u64 {
+        self.shared.pool().clear_cache()
+    }
+
+    /// Whether [`Session::dispose`] has been called.
+    pub fn is_disposed(&self) -> bool {
+        self.shared.disposed.load(Ordering::SeqCst)
+    }
+
+    /// Prevents new work and destroys the pool's cached buffers. Live tensors keep their storage
+    /// until they are disposed; from now on their buffers go back to the device, not the cache.
+    /// Idempotent.
+    pub fn dispose(&self) {
+        if !self.shared.disposed.swap(true, Ordering::SeqCst) {
+            self.shared.pool().drain();
+        }
+    }
+
+    /// Waits until all queued device work has completed.
+    pub async fn sync(&self) -> Result<()> {
+        self.shared.check_open()?;
+        self.shared.gpu.sync().await
+    }
+
+    /// A tensor holding `data` with `shape`; the dtype follows the element type.
+    pub fn tensor<T: Element>(&self, data: &[T], shape: &[usize]) -> Result<Tensor> {
+        let words: Vec<u32> = data.iter().map(|v| v.to_word()).collect();
+        self.tensor_from_words(&words, shape, T::DTYPE, "tensor")
+    }
+
+    /// A tensor from numbers (the JS path): each value must be representable in `dtype`.
+    pub fn tensor_from_f64(&self, data: &[f64], shape: &[usize], dtype: DType) -> Result<Tensor> {
+        let words = data.iter().map(|&v| dtype.word_from_f64(v)).collect::<Result<Vec<u32>>>()?;
+        self.tensor_from_words(&words, shape, dtype, "tensor")
+    }
+
+    fn tensor_from_words(&self, words: &[u32], shape: &[usize], dtype: DType, origin: &str) -> Result<Tensor> {
+        let n = shape::element_count(shape)?;
+        if words.len() as u64 != n {
+            return Err(Error::ShapeMismatch(format!(
+                "data has {} elements but shape {shape:?} needs {n}",
+                words.len()
+            )));
+        }
+        let t = Tensor::allocate(&self.shared, shape.to_vec(), dtype, origin.to_string())?;
+        self.shared.gpu.queue.write_buffer(t.buffer()?, 0, bytemuck::cast_slice(words));
+        Ok(t)
+    }
+
+    /// A tensor of zeros.
+    pub fn zeros(&self, shape: &[usize], dtype: DType) -> Result<Tensor> {
+        self.fill_with(shape, 0.0, dtype, "zeros")
+    }
+
+    /// A tensor of ones.
+    pub fn ones(&self, shape: &[usize], dtype: DType) -> Result<Tensor> {
+        self.fill_with(shape, 1.0, dtype, "ones")
+    }
+
+    /// A tensor with every element `value` (which must be representable in `dtype`).
+    pub fn fill(&self, shape: &[usize], value: f64, dtype: DType) -> Result<Tensor> {
+        self.fill_with(shape, value, dtype, "fill")
+    }
+
+    fn fill_with(&self, shape: &[usize], value: f64, dtype: DType, origin: &str) -> Result<Tensor> {
+        let word = dtype.word_from_f64(value)?;
+        let n = shape::element_count(shape)?;
+        let t = Tensor::allocate(&self.shared, shape.to_vec(), dtype, origin.to_string())?;
+        let s = &self.shared;
+        let mut enc = s.gpu.device.create_command_encoder(&Default::default());
+        if word == 0 {
+            enc.clear_buffer(t.buffer()?, 0, Some(n * 4));
+        } else {
+            crate::kernels::fill(&s.kernels, &s.gpu.device, &mut enc, t.buffer()?, n, word);
+        }
+        s.gpu.queue.submit([enc.finish()]);
+        Ok(t)
+    }
+
+    /// Number of compute pipelines this session has created.
+    pub fn pipelines(&self) -> usize {
+        self.shared.kernels.len()
+    }
+}
+
+impl Drop for Session {
+    /// Dropping the handle disposes the session.
+    fn drop(&mut self) {
+        self.dispose();
+    }
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Session({}, {} on {})", self.shared.label, self.shared.gpu.identity.backend, self.shared.gpu.identity.name)
+    }
+}

@@ -1,0 +1,118 @@
+//! Telemetry (`std:telemetry`): metric records by scope, read from the process ledger and from
+//! each live session's ledger. Users match on `scope` and `name`, never on position.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, Weak};
+
+use crate::accounting::{Ledger, LedgerSnapshot, PROCESS};
+
+/// What a record measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MetricKind {
+    /// A current level (may go down).
+    Gauge,
+    /// A running total since the process started (never goes down).
+    Counter,
+    /// A set of observations; `count/sum/min/max/mean` are filled.
+    Distribution,
+}
+
+/// One metric value.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MetricRecord {
+    /// `compute.storage`, `compute.memory`, `compute.execution` or `runtime.memory`.
+    pub scope: &'static str,
+    /// Name within the scope, e.g. `live_bytes`.
+    pub name: &'static str,
+    /// Gauge, counter or distribution.
+    pub kind: MetricKind,
+    /// `bytes`, `tensors`, `buffers`, `events`, …
+    pub unit: &'static str,
+    /// The level (gauge), running total (counter) or last observation (distribution).
+    pub value: f64,
+    /// Labels (`{session}` for per-session records); absent on process-wide records.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub labels: Option<BTreeMap<String, String>>,
+}
+
+struct Registered {
+    label: String,
+    ledger: Weak<Ledger>,
+}
+
+static SESSIONS: Mutex<Vec<Registered>> = Mutex::new(Vec::new());
+
+/// Registers a session ledger so its figures appear as labelled records while it lives.
+pub(crate) fn register_session(label: String, ledger: &Arc<Ledger>) {
+    let mut s = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
+    s.retain(|r| r.ledger.strong_count() > 0);
+    s.push(Registered { label, ledger: Arc::downgrade(ledger) });
+}
+
+/// The `(scope, name, kind, unit, value)` rows of one ledger.
+fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, &'static str, u64); 14] {
+    use MetricKind::{Counter as C, Gauge as G};
+    [
+        ("compute.storage", "live_bytes", G, "bytes", s.live_bytes),
+        ("compute.storage", "peak_bytes", G, "bytes", s.peak_bytes),
+        ("compute.storage", "live_tensors", G, "tensors", s.live_tensors),
+        ("compute.storage", "allocations", C, "tensors", s.allocations),
+        ("compute.storage", "deallocations", C, "tensors", s.deallocations),
+        ("compute.memory", "pool_bytes", G, "bytes", s.pool_bytes),
+        ("compute.memory", "pool_cached_bytes", G, "bytes", s.pool_cached_bytes),
+        ("compute.memory", "pool_peak_bytes", G, "bytes", s.pool_peak_bytes),
+        ("compute.memory", "pool_hits", C, "events", s.pool_hits),
+        ("compute.memory", "pool_misses", C, "events", s.pool_misses),
+        ("compute.memory", "pool_evictions", C, "buffers", s.pool_evictions),
+        ("compute.memory", "pool_max_total_bytes", G, "bytes", s.pool_max_total_bytes),
+        ("compute.memory", "oversize_allocations", C, "events", s.oversize_allocations),
+        ("compute.memory", "device_buffers", G, "buffers", s.device_buffers),
+    ]
+}
+
+/// Records for one ledger, optionally labelled.
+pub fn ledger_records(s: &LedgerSnapshot, labels: Option<&BTreeMap<String, String>>) -> Vec<MetricRecord> {
+    ledger_rows(s)
+        .into_iter()
+        .map(|(scope, name, kind, unit, v)| MetricRecord {
+            scope,
+            name,
+            kind,
+            unit,
+            value: v as f64,
+            labels: labels.cloned(),
+        })
+        .collect()
+}
+
+/// The process-wide snapshot (all sessions), followed by one labelled set per live session.
+pub fn metrics() -> Vec<MetricRecord> {
+    let mut out = ledger_records(&PROCESS.snapshot(), None);
+    let sessions = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
+    for r in sessions.iter() {
+        if let Some(l) = r.ledger.upgrade() {
+            let labels = BTreeMap::from([("session".to_string(), r.label.clone())]);
+            out.extend(ledger_records(&l.snapshot(), Some(&labels)));
+        }
+    }
+    out
+}
+
+/// Resets every peak gauge (process-wide and per session) to its current value.
+pub fn reset_peak() {
+    PROCESS.reset_peak();
+    for r in SESSIONS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        if let Some(l) = r.ledger.upgrade() {
+            l.reset_peak();
+        }
+    }
+}
+
+/// The value of the unlabelled (process-wide) record `scope/name`, if present.
+pub fn find(records: &[MetricRecord], scope: &str, name: &str) -> Option<f64> {
+    records
+        .iter()
+        .find(|r| r.scope == scope && r.name == name && r.labels.is_none())
+        .map(|r| r.value)
+}
