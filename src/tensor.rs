@@ -121,6 +121,7 @@ impl Tensor {
 
     /// The single value of a one-element tensor, as a number.
     pub async fn item_f64(&self) -> Result<f64> {
+        self.buffer()?;
         self.check_single()?;
         Ok(self.read_f64().await?[0])
     }

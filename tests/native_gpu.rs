@@ -1,0 +1,71 @@
+//! Native GPU tests (Vulkan via Mesa's lavapipe here; Metal/DX12 elsewhere). They fail, never
+//! skip, when no adapter is present.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use affon::{PoolOptions, Session, SessionOptions};
+use pollster::block_on;
+
+fn session(max_total: Option<u64>) -> Session {
+    Session::new(SessionOptions {
+        pool: PoolOptions { max_total_bytes: max_total, ..Default::default() },
+        ..Default::default()
+    })
+    .expect("a GPU adapter is required for these tests (install mesa-vulkan-drivers)")
+}
+
+#[test]
+fn accounting_scenario_gives_the_exact_figures() {
+    let s = Session::new(common::scenario_options()).unwrap();
+    let end = block_on(common::accounting_scenario(&s));
+    assert_eq!(end, common::SCENARIO_END.to_vec());
+}
+
+#[test]
+fn every_dtype_round_trips_exactly() {
+    let s = session(None);
+    block_on(common::round_trip_every_dtype(&s));
+}
+
+#[test]
+fn misuse_throws_the_api_codes_and_changes_nothing() {
+    let s = session(None);
+    block_on(common::misuse_changes_nothing(&s));
+}
+
+#[test]
+fn disposed_session_keeps_children_until_disposed() {
+    let s = session(None);
+    block_on(common::disposed_session_semantics(&s));
+}
+
+#[test]
+fn out_of_memory_at_the_bound_leaves_the_session_usable() {
+    let s = session(Some(64 << 10));
+    block_on(common::out_of_memory_at_the_bound(&s));
+}
+
+#[test]
+fn blocking_readback_and_adapter_identity() {
+    let s = session(None);
+    let t = s.tensor(&[42i32], &[]).unwrap();
+    assert_eq!(t.item().unwrap(), 42.0);
+    assert_eq!(t.to_vec::<i32>().unwrap(), vec![42]);
+    let a = s.adapter();
+    assert!(!a.backend.is_empty() && a.max_buffer_size > 0, "{a:?}");
+    println!("adapter: {a:?}");
+    block_on(s.sync()).unwrap();
+}
+
+#[test]
+fn a_request_larger_than_the_device_allows_is_out_of_memory() {
+    let s = session(Some(u64::MAX / 2));
+    let max = s.adapter().max_storage_buffer_binding_size.min(s.adapter().max_buffer_size);
+    let elements = (max / 4 + 1) as usize;
+    let before = s.stats();
+    let e = s.zeros(&[elements], affon::DType::Float32).unwrap_err();
+    assert_eq!(e.code(), "OUT_OF_MEMORY");
+    assert!(e.to_string().contains("never fits"), "{e}");
+    assert_eq!(s.stats(), before);
+}

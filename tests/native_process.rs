@@ -1,0 +1,82 @@
+//! Process-wide figures and environment configuration. One test, so nothing else in this binary
+//! creates sessions or sets variables concurrently.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use affon::telemetry::{self, find};
+use affon::{DType, Session, SessionOptions};
+
+fn value(scope: &str, name: &str) -> u64 {
+    find(&telemetry::metrics(), scope, name).unwrap_or_else(|| panic!("{scope}/{name} missing")) as u64
+}
+
+#[test]
+fn process_metrics_sum_sessions_and_environment_configures_pools() {
+    // Every required record exists, with its kind.
+    let recs = telemetry::metrics();
+    for (scope, names) in [
+        ("compute.storage", &["live_bytes", "peak_bytes", "live_tensors", "allocations", "deallocations"][..]),
+        (
+            "compute.memory",
+            &[
+                "pool_bytes", "pool_cached_bytes", "pool_peak_bytes", "pool_hits", "pool_misses",
+                "pool_evictions", "pool_max_total_bytes", "oversize_allocations", "device_buffers",
+            ][..],
+        ),
+    ] {
+        for n in names {
+            assert!(find(&recs, scope, n).is_some(), "{scope}/{n}");
+        }
+    }
+
+    // Two sessions: the process figures are their sum; per-session records carry labels.
+    let a = Session::new(SessionOptions { label: Some("a".into()), ..Default::default() }).unwrap();
+    let b = Session::new(SessionOptions {
+        label: Some("b".into()),
+        pool: affon::PoolOptions { max_total_bytes: Some(1 << 20), ..Default::default() },
+        ..Default::default()
+    })
+    .unwrap();
+    let ta = a.zeros(&[10], DType::Float32).unwrap();
+    let tb = b.zeros(&[300], DType::Int32).unwrap();
+    assert_eq!(value("compute.storage", "live_bytes"), 40 + 1200);
+    assert_eq!(value("compute.storage", "live_tensors"), 2);
+    assert_eq!(value("compute.memory", "pool_bytes"), 256 + 1280);
+    assert_eq!(value("compute.memory", "pool_max_total_bytes"), (2 << 30) + (1 << 20));
+    let labelled = telemetry::metrics()
+        .into_iter()
+        .find(|r| r.name == "live_bytes" && r.labels.as_ref().is_some_and(|l| l["session"] == "b"))
+        .unwrap();
+    assert_eq!(labelled.value, 1200.0);
+    drop(ta);
+    drop(tb);
+    assert_eq!(value("compute.storage", "live_bytes"), 0);
+    assert_eq!(value("compute.storage", "peak_bytes"), 1240);
+    telemetry::reset_peak();
+    assert_eq!(value("compute.storage", "peak_bytes"), 0);
+    drop(a);
+    drop(b); // handles dropped and no tensors left: pools are gone, bounds removed
+    assert_eq!(value("compute.memory", "pool_max_total_bytes"), 0);
+    assert_eq!(value("compute.memory", "pool_bytes"), 0);
+
+    // Environment configuration, including the seed's Metal spellings; options win.
+    std::env::set_var("AFFON_POOL_MAX_TOTAL_BYTES", "8MiB");
+    std::env::set_var("AFFON_METAL_POOL_SIZE_CLASSES", "8");
+    let s = Session::new(SessionOptions::default()).unwrap();
+    assert_eq!(s.pool_config().max_total_bytes, 8 << 20);
+    assert_eq!(s.pool_config().size_classes, affon::SizeClasses::Ladder { steps: 8 });
+    let o = Session::new(SessionOptions {
+        pool: affon::PoolOptions { max_total_bytes: Some(4096), ..Default::default() },
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(o.pool_config().max_total_bytes, 4096);
+    std::env::set_var("AFFON_POOL_OVERSIZE_THRESHOLD_BYTES", "big");
+    let e = Session::new(SessionOptions::default()).unwrap_err();
+    assert_eq!(e.code(), "INVALID_ARGUMENT");
+    assert!(e.to_string().contains("AFFON_POOL_OVERSIZE_THRESHOLD_BYTES"), "{e}");
+    for k in ["AFFON_POOL_MAX_TOTAL_BYTES", "AFFON_METAL_POOL_SIZE_CLASSES", "AFFON_POOL_OVERSIZE_THRESHOLD_BYTES"] {
+        std::env::remove_var(k);
+    }
+}
