@@ -52,6 +52,11 @@ fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
     if options.is_undefined() || options.is_null() {
         return Ok(SessionOptions::default());
     }
+    // serde-wasm-bindgen looks struct fields up by name, so unknown keys are checked here.
+    check_keys(&options, &["pool", "label", "captureStacks"], "Session.create options")?;
+    if let Ok(pool) = js_sys::Reflect::get(&options, &"pool".into()) {
+        check_keys(&pool, &["maxTotalBytes", "oversizeThresholdBytes", "sizeClasses"], "options.pool")?;
+    }
     let o: OptionsArg = serde_wasm_bindgen::from_value(options)
         .map_err(|e| invalid_arg!("Session.create options: {e}"))?;
     let p = o.pool.unwrap_or_default();
@@ -78,6 +83,19 @@ fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
         label: o.label,
         capture_stacks: o.capture_stacks.unwrap_or(false),
     })
+}
+
+fn check_keys(obj: &JsValue, allowed: &[&str], context: &str) -> crate::Result<()> {
+    if !obj.is_object() {
+        return Ok(()); // undefined is fine; other non-objects fail in deserialisation
+    }
+    for k in js_sys::Object::keys(obj.unchecked_ref::<js_sys::Object>()).iter() {
+        let k = k.as_string().unwrap_or_default();
+        if !allowed.contains(&k.as_str()) {
+            return Err(invalid_arg!("{context}: unknown option '{k}' (expected one of {allowed:?})"));
+        }
+    }
+    Ok(())
 }
 
 /// Reads tensor data: a TypedArray, or an array of numbers/booleans.

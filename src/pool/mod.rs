@@ -18,7 +18,8 @@
 
 pub mod config;
 pub mod size_class;
-#[cfg(test)]
+// The policy tests need proptest, a native-only dev-dependency.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 
 use std::collections::{BTreeMap, VecDeque};
