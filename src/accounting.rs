@@ -112,7 +112,10 @@ impl Ledger {
 
     /// A ledger whose every update is also applied to [`PROCESS`] (one per session).
     pub fn session() -> Ledger {
-        Ledger { parent: Some(&PROCESS), ..Ledger::root() }
+        Ledger {
+            parent: Some(&PROCESS),
+            ..Ledger::root()
+        }
     }
 
     /// A ledger that forwards nowhere (for tests and tools).

@@ -92,13 +92,21 @@ impl Gpu {
         device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
             *sink.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
         }));
-        Ok(Gpu { device, queue, identity, lost, last_error })
+        Ok(Gpu {
+            device,
+            queue,
+            identity,
+            lost,
+            last_error,
+        })
     }
 
     /// `DEVICE_LOST` if the device has been lost.
     pub fn check(&self) -> Result<()> {
         if self.lost.load(Ordering::SeqCst) {
-            return Err(Error::DeviceLost("the GPU device was lost; dispose() still works".into()));
+            return Err(Error::DeviceLost(
+                "the GPU device was lost; dispose() still works".into(),
+            ));
         }
         Ok(())
     }
@@ -130,7 +138,9 @@ impl Gpu {
             let _ = tx.send(r);
         });
         crate::platform::wait_idle(&self.device)?;
-        let mapped = rx.await.map_err(|_| Error::DeviceLost("readback was cancelled".into()))?;
+        let mapped = rx
+            .await
+            .map_err(|_| Error::DeviceLost("readback was cancelled".into()))?;
         mapped.map_err(|e| Error::DeviceLost(format!("readback failed: {e}")))?;
         let words = {
             let view = staging
@@ -152,7 +162,8 @@ impl Gpu {
             let _ = tx.send(());
         });
         crate::platform::wait_idle(&self.device)?;
-        rx.await.map_err(|_| Error::DeviceLost("sync was cancelled".into()))
+        rx.await
+            .map_err(|_| Error::DeviceLost("sync was cancelled".into()))
     }
 }
 
@@ -167,7 +178,10 @@ impl DeviceStorage {
     pub fn new(gpu: &Gpu) -> Self {
         DeviceStorage {
             device: gpu.device.clone(),
-            max_buffer_size: gpu.identity.max_buffer_size.min(gpu.identity.max_storage_buffer_binding_size),
+            max_buffer_size: gpu
+                .identity
+                .max_buffer_size
+                .min(gpu.identity.max_storage_buffer_binding_size),
         }
     }
 }

@@ -53,15 +53,10 @@ impl DType {
         let integral = v.is_finite() && v.fract() == 0.0;
         match self {
             DType::Float32 => Ok((v as f32).to_bits()),
-            DType::Int32 if integral && v >= i32::MIN as f64 && v <= i32::MAX as f64 => {
-                Ok(v as i32 as u32)
-            }
+            DType::Int32 if integral && v >= i32::MIN as f64 && v <= i32::MAX as f64 => Ok(v as i32 as u32),
             DType::Uint32 if integral && v >= 0.0 && v <= u32::MAX as f64 => Ok(v as u32),
             DType::Bool if v == 0.0 || v == 1.0 => Ok(v as u32),
-            _ => Err(invalid_arg!(
-                "value {v} cannot be stored as {}",
-                self.name()
-            )),
+            _ => Err(invalid_arg!("value {v} cannot be stored as {}", self.name())),
         }
     }
 

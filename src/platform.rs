@@ -1,6 +1,15 @@
 //! The one place where the two targets differ: blocking, waiting for device work, the adapter's
 //! browser identity. Everything else in the crate is target-independent.
 
+/// The shared-ownership pointer for objects holding wgpu handles: `Arc` natively (wgpu types
+/// are `Send + Sync` there, and sessions are used from several threads), `Rc` on the web (wgpu's
+/// WebGPU types are not `Send`, and wasm32 is single-threaded).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) type Shared<T> = std::sync::Arc<T>;
+/// See the native definition.
+#[cfg(target_arch = "wasm32")]
+pub(crate) type Shared<T> = std::rc::Rc<T>;
+
 /// Native: wait for all submitted work (wgpu does not poll by itself natively).
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) fn wait_idle(device: &wgpu::Device) -> crate::Result<()> {
@@ -36,7 +45,9 @@ pub(crate) async fn browser_adapter_identity() -> (String, String) {
     let Ok(promise) = request.call0(&gpu).and_then(|p| p.dyn_into::<js_sys::Promise>()) else {
         return (String::new(), String::new());
     };
-    let adapter = wasm_bindgen_futures::JsFuture::from(promise).await.unwrap_or_default();
+    let adapter = wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .unwrap_or_default();
     let info = get(&adapter, "info");
     let s = |k| get(&info, k).as_string().unwrap_or_default();
     (s("vendor"), s("architecture"))

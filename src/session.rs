@@ -9,6 +9,7 @@ use crate::device::{AdapterIdentity, DeviceStorage, Gpu};
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::kernels::KernelCache;
+use crate::platform::Shared;
 use crate::pool::{Lease, Pool, PoolConfig, PoolOptions, PoolUsage};
 use crate::shape;
 use crate::tensor::Tensor;
@@ -81,7 +82,7 @@ impl SessionShared {
 
 /// A device, its pool and the tensors made on it.
 pub struct Session {
-    shared: Arc<SessionShared>,
+    shared: Shared<SessionShared>,
 }
 
 impl Session {
@@ -96,7 +97,7 @@ impl Session {
         let pool = Pool::new(DeviceStorage::new(&gpu), config, ledger.clone());
         crate::telemetry::register_session(label.clone(), &ledger);
         Ok(Session {
-            shared: Arc::new(SessionShared {
+            shared: Shared::new(SessionShared {
                 id,
                 label,
                 gpu,
@@ -197,11 +198,20 @@ impl Session {
 
     /// A tensor from numbers (the JS path): each value must be representable in `dtype`.
     pub fn tensor_from_f64(&self, data: &[f64], shape: &[usize], dtype: DType) -> Result<Tensor> {
-        let words = data.iter().map(|&v| dtype.word_from_f64(v)).collect::<Result<Vec<u32>>>()?;
+        let words = data
+            .iter()
+            .map(|&v| dtype.word_from_f64(v))
+            .collect::<Result<Vec<u32>>>()?;
         self.tensor_from_words(&words, shape, dtype, "tensor")
     }
 
-    fn tensor_from_words(&self, words: &[u32], shape: &[usize], dtype: DType, origin: &str) -> Result<Tensor> {
+    fn tensor_from_words(
+        &self,
+        words: &[u32],
+        shape: &[usize],
+        dtype: DType,
+        origin: &str,
+    ) -> Result<Tensor> {
         let n = shape::element_count(shape)?;
         if words.len() as u64 != n {
             return Err(Error::ShapeMismatch(format!(
@@ -210,7 +220,10 @@ impl Session {
             )));
         }
         let t = Tensor::allocate(&self.shared, shape.to_vec(), dtype, origin.to_string())?;
-        self.shared.gpu.queue.write_buffer(t.buffer()?, 0, bytemuck::cast_slice(words));
+        self.shared
+            .gpu
+            .queue
+            .write_buffer(t.buffer()?, 0, bytemuck::cast_slice(words));
         Ok(t)
     }
 
@@ -259,6 +272,10 @@ impl Drop for Session {
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Session({}, {} on {})", self.shared.label, self.shared.gpu.identity.backend, self.shared.gpu.identity.name)
+        write!(
+            f,
+            "Session({}, {} on {})",
+            self.shared.label, self.shared.gpu.identity.backend, self.shared.gpu.identity.name
+        )
     }
 }

@@ -36,9 +36,7 @@ pub fn element_count(shape: &[usize]) -> Result<u64> {
         n = n
             .checked_mul(d as u64)
             .filter(|&n| n <= MAX_ELEMENTS)
-            .ok_or_else(|| {
-                invalid_arg!("shape {shape:?} has more than {MAX_ELEMENTS} elements")
-            })?;
+            .ok_or_else(|| invalid_arg!("shape {shape:?} has more than {MAX_ELEMENTS} elements"))?;
     }
     Ok(n)
 }

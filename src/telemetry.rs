@@ -47,7 +47,10 @@ static SESSIONS: Mutex<Vec<Registered>> = Mutex::new(Vec::new());
 pub(crate) fn register_session(label: String, ledger: &Arc<Ledger>) {
     let mut s = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
     s.retain(|r| r.ledger.strong_count() > 0);
-    s.push(Registered { label, ledger: Arc::downgrade(ledger) });
+    s.push(Registered {
+        label,
+        ledger: Arc::downgrade(ledger),
+    });
 }
 
 /// The `(scope, name, kind, unit, value)` rows of one ledger.
@@ -60,13 +63,31 @@ fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, 
         ("compute.storage", "allocations", C, "tensors", s.allocations),
         ("compute.storage", "deallocations", C, "tensors", s.deallocations),
         ("compute.memory", "pool_bytes", G, "bytes", s.pool_bytes),
-        ("compute.memory", "pool_cached_bytes", G, "bytes", s.pool_cached_bytes),
+        (
+            "compute.memory",
+            "pool_cached_bytes",
+            G,
+            "bytes",
+            s.pool_cached_bytes,
+        ),
         ("compute.memory", "pool_peak_bytes", G, "bytes", s.pool_peak_bytes),
         ("compute.memory", "pool_hits", C, "events", s.pool_hits),
         ("compute.memory", "pool_misses", C, "events", s.pool_misses),
         ("compute.memory", "pool_evictions", C, "buffers", s.pool_evictions),
-        ("compute.memory", "pool_max_total_bytes", G, "bytes", s.pool_max_total_bytes),
-        ("compute.memory", "oversize_allocations", C, "events", s.oversize_allocations),
+        (
+            "compute.memory",
+            "pool_max_total_bytes",
+            G,
+            "bytes",
+            s.pool_max_total_bytes,
+        ),
+        (
+            "compute.memory",
+            "oversize_allocations",
+            C,
+            "events",
+            s.oversize_allocations,
+        ),
         ("compute.memory", "device_buffers", G, "buffers", s.device_buffers),
     ]
 }

@@ -2,17 +2,18 @@
 //! handle owns the storage, released on [`Tensor::dispose`] or `Drop`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
+use crate::platform::Shared;
 use crate::pool::Lease;
 use crate::session::SessionShared;
 use crate::shape;
 
 /// A tensor owned by a session.
 pub struct Tensor {
-    session: Arc<SessionShared>,
+    session: Shared<SessionShared>,
     id: u64,
     shape: Vec<usize>,
     dtype: DType,
@@ -28,7 +29,12 @@ pub struct Tensor {
 impl Tensor {
     /// Acquires storage for a tensor of `shape`. Fails (changing nothing) on a bad shape, a
     /// disposed session or a full pool.
-    pub(crate) fn allocate(session: &Arc<SessionShared>, shape: Vec<usize>, dtype: DType, origin: String) -> Result<Tensor> {
+    pub(crate) fn allocate(
+        session: &Shared<SessionShared>,
+        shape: Vec<usize>,
+        dtype: DType,
+        origin: String,
+    ) -> Result<Tensor> {
         session.check_open()?;
         let byte_length = shape::byte_length(&shape)?;
         let lease = session.pool().acquire(byte_length)?;
@@ -75,7 +81,10 @@ impl Tensor {
     }
 
     fn describe(&self) -> String {
-        format!("tensor #{} ({} {:?}, from '{}')", self.id, self.dtype, self.shape, self.origin)
+        format!(
+            "tensor #{} ({} {:?}, from '{}')",
+            self.id, self.dtype, self.shape, self.origin
+        )
     }
 
     /// The device buffer, or `DISPOSED`.
@@ -116,7 +125,12 @@ impl Tensor {
 
     /// The values as numbers, whatever the dtype (the JS path).
     pub async fn read_f64(&self) -> Result<Vec<f64>> {
-        Ok(self.read_words().await?.into_iter().map(|w| self.dtype.word_to_f64(w)).collect())
+        Ok(self
+            .read_words()
+            .await?
+            .into_iter()
+            .map(|w| self.dtype.word_to_f64(w))
+            .collect())
     }
 
     /// The single value of a one-element tensor, as a number.

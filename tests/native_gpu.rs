@@ -9,7 +9,10 @@ use pollster::block_on;
 
 fn session(max_total: Option<u64>) -> Session {
     Session::new(SessionOptions {
-        pool: PoolOptions { max_total_bytes: max_total, ..Default::default() },
+        pool: PoolOptions {
+            max_total_bytes: max_total,
+            ..Default::default()
+        },
         ..Default::default()
     })
     .expect("a GPU adapter is required for these tests (install mesa-vulkan-drivers)")
@@ -61,7 +64,10 @@ fn blocking_readback_and_adapter_identity() {
 #[test]
 fn a_request_larger_than_the_device_allows_is_out_of_memory() {
     let s = session(Some(u64::MAX / 2));
-    let max = s.adapter().max_storage_buffer_binding_size.min(s.adapter().max_buffer_size);
+    let max = s
+        .adapter()
+        .max_storage_buffer_binding_size
+        .min(s.adapter().max_buffer_size);
     let elements = (max / 4 + 1) as usize;
     let before = s.stats();
     let e = s.zeros(&[elements], affon::DType::Float32).unwrap_err();

@@ -16,12 +16,28 @@ fn process_metrics_sum_sessions_and_environment_configures_pools() {
     // Every required record exists, with its kind.
     let recs = telemetry::metrics();
     for (scope, names) in [
-        ("compute.storage", &["live_bytes", "peak_bytes", "live_tensors", "allocations", "deallocations"][..]),
+        (
+            "compute.storage",
+            &[
+                "live_bytes",
+                "peak_bytes",
+                "live_tensors",
+                "allocations",
+                "deallocations",
+            ][..],
+        ),
         (
             "compute.memory",
             &[
-                "pool_bytes", "pool_cached_bytes", "pool_peak_bytes", "pool_hits", "pool_misses",
-                "pool_evictions", "pool_max_total_bytes", "oversize_allocations", "device_buffers",
+                "pool_bytes",
+                "pool_cached_bytes",
+                "pool_peak_bytes",
+                "pool_hits",
+                "pool_misses",
+                "pool_evictions",
+                "pool_max_total_bytes",
+                "oversize_allocations",
+                "device_buffers",
             ][..],
         ),
     ] {
@@ -31,10 +47,17 @@ fn process_metrics_sum_sessions_and_environment_configures_pools() {
     }
 
     // Two sessions: the process figures are their sum; per-session records carry labels.
-    let a = Session::new(SessionOptions { label: Some("a".into()), ..Default::default() }).unwrap();
+    let a = Session::new(SessionOptions {
+        label: Some("a".into()),
+        ..Default::default()
+    })
+    .unwrap();
     let b = Session::new(SessionOptions {
         label: Some("b".into()),
-        pool: affon::PoolOptions { max_total_bytes: Some(1 << 20), ..Default::default() },
+        pool: affon::PoolOptions {
+            max_total_bytes: Some(1 << 20),
+            ..Default::default()
+        },
         ..Default::default()
     })
     .unwrap();
@@ -43,7 +66,10 @@ fn process_metrics_sum_sessions_and_environment_configures_pools() {
     assert_eq!(value("compute.storage", "live_bytes"), 40 + 1200);
     assert_eq!(value("compute.storage", "live_tensors"), 2);
     assert_eq!(value("compute.memory", "pool_bytes"), 256 + 1280);
-    assert_eq!(value("compute.memory", "pool_max_total_bytes"), (2 << 30) + (1 << 20));
+    assert_eq!(
+        value("compute.memory", "pool_max_total_bytes"),
+        (2 << 30) + (1 << 20)
+    );
     let labelled = telemetry::metrics()
         .into_iter()
         .find(|r| r.name == "live_bytes" && r.labels.as_ref().is_some_and(|l| l["session"] == "b"))
@@ -65,9 +91,15 @@ fn process_metrics_sum_sessions_and_environment_configures_pools() {
     std::env::set_var("AFFON_METAL_POOL_SIZE_CLASSES", "8");
     let s = Session::new(SessionOptions::default()).unwrap();
     assert_eq!(s.pool_config().max_total_bytes, 8 << 20);
-    assert_eq!(s.pool_config().size_classes, affon::SizeClasses::Ladder { steps: 8 });
+    assert_eq!(
+        s.pool_config().size_classes,
+        affon::SizeClasses::Ladder { steps: 8 }
+    );
     let o = Session::new(SessionOptions {
-        pool: affon::PoolOptions { max_total_bytes: Some(4096), ..Default::default() },
+        pool: affon::PoolOptions {
+            max_total_bytes: Some(4096),
+            ..Default::default()
+        },
         ..Default::default()
     })
     .unwrap();
@@ -75,8 +107,15 @@ fn process_metrics_sum_sessions_and_environment_configures_pools() {
     std::env::set_var("AFFON_POOL_OVERSIZE_THRESHOLD_BYTES", "big");
     let e = Session::new(SessionOptions::default()).unwrap_err();
     assert_eq!(e.code(), "INVALID_ARGUMENT");
-    assert!(e.to_string().contains("AFFON_POOL_OVERSIZE_THRESHOLD_BYTES"), "{e}");
-    for k in ["AFFON_POOL_MAX_TOTAL_BYTES", "AFFON_METAL_POOL_SIZE_CLASSES", "AFFON_POOL_OVERSIZE_THRESHOLD_BYTES"] {
+    assert!(
+        e.to_string().contains("AFFON_POOL_OVERSIZE_THRESHOLD_BYTES"),
+        "{e}"
+    );
+    for k in [
+        "AFFON_POOL_MAX_TOTAL_BYTES",
+        "AFFON_METAL_POOL_SIZE_CLASSES",
+        "AFFON_POOL_OVERSIZE_THRESHOLD_BYTES",
+    ] {
         std::env::remove_var(k);
     }
 }

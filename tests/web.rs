@@ -51,7 +51,10 @@ async fn disposed_session_keeps_children_until_disposed() {
 #[wasm_bindgen_test]
 async fn out_of_memory_at_the_bound_leaves_the_session_usable() {
     let s = Session::create(SessionOptions {
-        pool: affon::PoolOptions { max_total_bytes: Some(64 << 10), ..Default::default() },
+        pool: affon::PoolOptions {
+            max_total_bytes: Some(64 << 10),
+            ..Default::default()
+        },
         ..Default::default()
     })
     .await
@@ -129,7 +132,10 @@ fn field(o: &JsValue, k: &str) -> JsValue {
 }
 
 async fn js_session(options: JsValue) -> JsValue {
-    JsSession::create(options).await.map(JsValue::from).expect("WebGPU adapter required")
+    JsSession::create(options)
+        .await
+        .map(JsValue::from)
+        .expect("WebGPU adapter required")
 }
 
 #[wasm_bindgen_test]
@@ -137,7 +143,11 @@ async fn using_declaration_releases_storage_and_keeps_the_handle_readable() {
     let s = js_session(JsValue::UNDEFINED).await;
     let out = using_releases_storage(s).await;
     assert_eq!(field(&out, "inside").as_f64(), Some(16.0));
-    assert_eq!(field(&out, "after").as_f64(), Some(0.0), "using released the storage");
+    assert_eq!(
+        field(&out, "after").as_f64(),
+        Some(0.0),
+        "using released the storage"
+    );
     assert_eq!(field(&out, "disposed").as_bool(), Some(true));
     assert_eq!(field(&out, "read").as_string().unwrap(), "AffonError:DISPOSED");
     assert_eq!(field(&out, "again").as_string().unwrap(), "no error");
@@ -171,11 +181,18 @@ async fn js_errors_carry_stable_codes() {
     for (k, v) in expect {
         assert_eq!(field(&out, k).as_string().as_deref(), Some(v), "{k}");
     }
-    assert_eq!(field(&out, "unchanged").as_bool(), Some(true), "failed calls changed memory()");
+    assert_eq!(
+        field(&out, "unchanged").as_bool(),
+        Some(true),
+        "failed calls changed memory()"
+    );
     assert_eq!(field(&out, "disposed").as_bool(), Some(true));
     assert_eq!(field(&out, "sessionDisposedFlag").as_bool(), Some(true));
     assert_eq!(field(&out, "item").as_f64(), Some(2.5));
-    let values: Vec<f64> = js_sys::Array::from(&field(&out, "values")).iter().map(|v| v.as_f64().unwrap()).collect();
+    let values: Vec<f64> = js_sys::Array::from(&field(&out, "values"))
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
     assert_eq!(values, vec![1.0, 2.0, 3.0]);
 }
 
@@ -186,9 +203,11 @@ async fn telemetry_metrics_from_js_have_the_record_shape() {
     let arr = js_sys::Array::from(&recs);
     let live = arr
         .iter()
-        .find(|r| field(r, "scope").as_string().as_deref() == Some("compute.storage")
-            && field(r, "name").as_string().as_deref() == Some("live_bytes")
-            && field(r, "labels").is_undefined())
+        .find(|r| {
+            field(r, "scope").as_string().as_deref() == Some("compute.storage")
+                && field(r, "name").as_string().as_deref() == Some("live_bytes")
+                && field(r, "labels").is_undefined()
+        })
         .expect("compute.storage/live_bytes");
     assert_eq!(field(&live, "kind").as_string().as_deref(), Some("gauge"));
     assert_eq!(field(&live, "unit").as_string().as_deref(), Some("bytes"));

@@ -54,7 +54,14 @@ pub(crate) fn to_js(e: Error) -> JsValue {
         let _ = js_sys::Reflect::set(&err, &k.into(), &v);
     };
     set("code", e.code().into());
-    if let Error::OutOfMemory { requested, live_bytes, pool_bytes, bound, .. } = &e {
+    if let Error::OutOfMemory {
+        requested,
+        live_bytes,
+        pool_bytes,
+        bound,
+        ..
+    } = &e
+    {
         set("requestedBytes", (*requested as f64).into());
         set("liveBytes", (*live_bytes as f64).into());
         set("poolBytes", (*pool_bytes as f64).into());
@@ -75,13 +82,19 @@ pub(crate) fn to_value<T: serde::Serialize>(v: &T) -> JsResult<JsValue> {
 /// Reads a shape given as an array of numbers.
 pub(crate) fn shape_arg(shape: &JsValue) -> JsResult<Vec<usize>> {
     if !js_sys::Array::is_array(shape) {
-        return Err(to_js(invalid_arg!("shape must be an array of positive integers, got {}", describe(shape))));
+        return Err(to_js(invalid_arg!(
+            "shape must be an array of positive integers, got {}",
+            describe(shape)
+        )));
     }
     let arr = js_sys::Array::from(shape);
     let mut dims = Vec::with_capacity(arr.length() as usize);
     for v in arr.iter() {
         dims.push(v.as_f64().ok_or_else(|| {
-            to_js(invalid_arg!("shape must contain only numbers, got {}", describe(&v)))
+            to_js(invalid_arg!(
+                "shape must contain only numbers, got {}",
+                describe(&v)
+            ))
         })?);
     }
     crate::shape::dims_from_f64(&dims).map_err(to_js)
@@ -89,7 +102,9 @@ pub(crate) fn shape_arg(shape: &JsValue) -> JsResult<Vec<usize>> {
 
 /// Reads a dtype name, `float32` when absent.
 pub(crate) fn dtype_arg(dtype: Option<String>) -> JsResult<crate::DType> {
-    dtype.map_or(Ok(crate::DType::Float32), |d| crate::DType::parse(&d)).map_err(to_js)
+    dtype
+        .map_or(Ok(crate::DType::Float32), |d| crate::DType::parse(&d))
+        .map_err(to_js)
 }
 
 /// A short description of a JS value for error messages.

@@ -42,7 +42,9 @@ fn byte_option(name: &str, v: Option<f64>) -> crate::Result<Option<u64>> {
         if b.is_finite() && b.fract() == 0.0 && (0.0..=9.007_199_254_740_991e15).contains(&b) {
             Ok(b as u64)
         } else {
-            Err(invalid_arg!("pool.{name} must be a non-negative integer number of bytes, got {b}"))
+            Err(invalid_arg!(
+                "pool.{name} must be a non-negative integer number of bytes, got {b}"
+            ))
         }
     })
     .transpose()
@@ -53,12 +55,20 @@ fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
         return Ok(SessionOptions::default());
     }
     // serde-wasm-bindgen looks struct fields up by name, so unknown keys are checked here.
-    check_keys(&options, &["pool", "label", "captureStacks"], "Session.create options")?;
+    check_keys(
+        &options,
+        &["pool", "label", "captureStacks"],
+        "Session.create options",
+    )?;
     if let Ok(pool) = js_sys::Reflect::get(&options, &"pool".into()) {
-        check_keys(&pool, &["maxTotalBytes", "oversizeThresholdBytes", "sizeClasses"], "options.pool")?;
+        check_keys(
+            &pool,
+            &["maxTotalBytes", "oversizeThresholdBytes", "sizeClasses"],
+            "options.pool",
+        )?;
     }
-    let o: OptionsArg = serde_wasm_bindgen::from_value(options)
-        .map_err(|e| invalid_arg!("Session.create options: {e}"))?;
+    let o: OptionsArg =
+        serde_wasm_bindgen::from_value(options).map_err(|e| invalid_arg!("Session.create options: {e}"))?;
     let p = o.pool.unwrap_or_default();
     let size_classes = match p.size_classes {
         None => None,
@@ -66,7 +76,9 @@ fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
             Some(SizeClasses::ladder(s as u32)?)
         }
         Some(ClassesArg::Steps(s)) => {
-            return Err(invalid_arg!("pool.sizeClasses steps must be 1, 2, 4, 8, 16, 32 or 64, got {s}"))
+            return Err(invalid_arg!(
+                "pool.sizeClasses steps must be 1, 2, 4, 8, 16, 32 or 64, got {s}"
+            ))
         }
         Some(ClassesArg::List(l)) => Some(SizeClasses::explicit(
             l.into_iter()
@@ -92,7 +104,9 @@ fn check_keys(obj: &JsValue, allowed: &[&str], context: &str) -> crate::Result<(
     for k in js_sys::Object::keys(obj.unchecked_ref::<js_sys::Object>()).iter() {
         let k = k.as_string().unwrap_or_default();
         if !allowed.contains(&k.as_str()) {
-            return Err(invalid_arg!("{context}: unknown option '{k}' (expected one of {allowed:?})"));
+            return Err(invalid_arg!(
+                "{context}: unknown option '{k}' (expected one of {allowed:?})"
+            ));
         }
     }
     Ok(())
@@ -119,9 +133,14 @@ fn data_arg(data: &JsValue) -> JsResult<Vec<f64>> {
             .iter()
             .enumerate()
             .map(|(i, v)| {
-                v.as_f64().or_else(|| v.as_bool().map(|b| b as u8 as f64)).ok_or_else(|| {
-                    to_js(invalid_arg!("data[{i}] is {}, expected a number or boolean", describe(&v)))
-                })
+                v.as_f64()
+                    .or_else(|| v.as_bool().map(|b| b as u8 as f64))
+                    .ok_or_else(|| {
+                        to_js(invalid_arg!(
+                            "data[{i}] is {}, expected a number or boolean",
+                            describe(&v)
+                        ))
+                    })
             })
             .collect();
     }
@@ -137,7 +156,9 @@ impl JsSession {
     }
 
     fn get(&self) -> JsResult<&Session> {
-        self.inner.as_ref().ok_or_else(|| to_js(Error::Disposed("session placeholder".into())))
+        self.inner
+            .as_ref()
+            .ok_or_else(|| to_js(Error::Disposed("session placeholder".into())))
     }
 
     fn open(&self) -> JsResult<&Session> {
@@ -166,19 +187,25 @@ impl JsSession {
         let shape = shape_arg(&shape)?;
         let dtype = dtype_arg(dtype)?;
         let data = data_arg(&data)?;
-        s.tensor_from_f64(&data, &shape, dtype).map(JsTensor::new).map_err(to_js)
+        s.tensor_from_f64(&data, &shape, dtype)
+            .map(JsTensor::new)
+            .map_err(to_js)
     }
 
     /// A tensor of zeros.
     pub fn zeros(&self, shape: JsValue, dtype: Option<String>) -> JsResult<JsTensor> {
         let s = self.open()?;
-        s.zeros(&shape_arg(&shape)?, dtype_arg(dtype)?).map(JsTensor::new).map_err(to_js)
+        s.zeros(&shape_arg(&shape)?, dtype_arg(dtype)?)
+            .map(JsTensor::new)
+            .map_err(to_js)
     }
 
     /// A tensor of ones.
     pub fn ones(&self, shape: JsValue, dtype: Option<String>) -> JsResult<JsTensor> {
         let s = self.open()?;
-        s.ones(&shape_arg(&shape)?, dtype_arg(dtype)?).map(JsTensor::new).map_err(to_js)
+        s.ones(&shape_arg(&shape)?, dtype_arg(dtype)?)
+            .map(JsTensor::new)
+            .map_err(to_js)
     }
 
     /// A tensor with every element `value`.
@@ -189,7 +216,12 @@ impl JsSession {
         let v = value
             .as_f64()
             .or_else(|| value.as_bool().map(|b| b as u8 as f64))
-            .ok_or_else(|| to_js(invalid_arg!("fill value must be a number, got {}", describe(&value))))?;
+            .ok_or_else(|| {
+                to_js(invalid_arg!(
+                    "fill value must be a number, got {}",
+                    describe(&value)
+                ))
+            })?;
         s.fill(&shape, v, dtype).map(JsTensor::new).map_err(to_js)
     }
 
@@ -230,7 +262,10 @@ impl JsSession {
     /// The session's label.
     #[wasm_bindgen(getter)]
     pub fn label(&self) -> String {
-        self.inner.as_ref().map(|s| s.label().to_string()).unwrap_or_default()
+        self.inner
+            .as_ref()
+            .map(|s| s.label().to_string())
+            .unwrap_or_default()
     }
 
     /// Whether `dispose()` has been called.

@@ -17,7 +17,9 @@ pub struct JsTensor {
 
 impl JsTensor {
     pub(crate) fn new(t: Tensor) -> JsTensor {
-        JsTensor { inner: Some(Rc::new(t)) }
+        JsTensor {
+            inner: Some(Rc::new(t)),
+        }
     }
 
     pub(crate) fn placeholder() -> JsTensor {
@@ -26,11 +28,16 @@ impl JsTensor {
 
     /// The Rust tensor behind this handle.
     pub fn tensor(&self) -> JsResult<&Tensor> {
-        self.inner.as_deref().ok_or_else(|| to_js(Error::Disposed("tensor placeholder".into())))
+        self.inner
+            .as_deref()
+            .ok_or_else(|| to_js(Error::Disposed("tensor placeholder".into())))
     }
 
     fn live(&self) -> JsResult<Rc<Tensor>> {
-        let t = self.inner.clone().ok_or_else(|| to_js(Error::Disposed("tensor placeholder".into())))?;
+        let t = self
+            .inner
+            .clone()
+            .ok_or_else(|| to_js(Error::Disposed("tensor placeholder".into())))?;
         if t.is_disposed() {
             return Err(to_js(Error::Disposed(format!("{t:?}"))));
         }
@@ -61,7 +68,12 @@ impl JsTensor {
     /// The dimensions as a plain `number[]`; `[]` is a scalar.
     #[wasm_bindgen(getter)]
     pub fn shape(&self) -> JsResult<js_sys::Array> {
-        Ok(self.tensor()?.shape().iter().map(|&d| JsValue::from(d as f64)).collect())
+        Ok(self
+            .tensor()?
+            .shape()
+            .iter()
+            .map(|&d| JsValue::from(d as f64))
+            .collect())
     }
 
     /// `'float32'`, `'int32'`, `'uint32'` or `'bool'`.

@@ -33,7 +33,10 @@ pub(crate) fn fill(
                     size: std::num::NonZeroU64::new(len * 4),
                 }),
             },
-            wgpu::BindGroupEntry { binding: 1, resource: params.as_entire_binding() },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: params.as_entire_binding(),
+            },
         ],
     });
     let (x, y) = grid(len);

@@ -10,8 +10,7 @@ pub const DEFAULT_MAX_TOTAL_BYTES: u64 = 2 << 30;
 pub const DEFAULT_OVERSIZE_THRESHOLD_BYTES: u64 = 64 << 20;
 
 /// The variables read at session creation, each with the seed's Metal spelling as an alias.
-pub const ENV_MAX_TOTAL: [&str; 2] =
-    ["AFFON_POOL_MAX_TOTAL_BYTES", "AFFON_METAL_POOL_MAX_TOTAL_BYTES"];
+pub const ENV_MAX_TOTAL: [&str; 2] = ["AFFON_POOL_MAX_TOTAL_BYTES", "AFFON_METAL_POOL_MAX_TOTAL_BYTES"];
 /// See [`ENV_MAX_TOTAL`].
 pub const ENV_OVERSIZE: [&str; 2] = [
     "AFFON_POOL_OVERSIZE_THRESHOLD_BYTES",
@@ -71,24 +70,26 @@ pub fn parse_bytes(text: &str) -> Result<u64> {
         "K" | "KiB" | "k" => 10,
         "M" | "MiB" => 20,
         "G" | "GiB" => 30,
-        _ => return Err(invalid_arg!("'{text}' is not a byte count (e.g. 536870912, 512MiB)")),
+        _ => {
+            return Err(invalid_arg!(
+                "'{text}' is not a byte count (e.g. 536870912, 512MiB)"
+            ))
+        }
     };
-    let n: u64 =
-        num.parse().map_err(|_| invalid_arg!("'{text}' is not a byte count (e.g. 536870912, 512MiB)"))?;
-    n.checked_mul(1u64 << shift).ok_or_else(|| invalid_arg!("byte count '{text}' overflows"))
+    let n: u64 = num
+        .parse()
+        .map_err(|_| invalid_arg!("'{text}' is not a byte count (e.g. 536870912, 512MiB)"))?;
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| invalid_arg!("byte count '{text}' overflows"))
 }
 
 fn lookup(env: &dyn Fn(&str) -> Option<String>, names: [&str; 2]) -> Result<Option<(String, String)>> {
     let a = env(names[0]).map(|v| (names[0].to_string(), v));
     let b = env(names[1]).map(|v| (names[1].to_string(), v));
     match (a, b) {
-        (Some(a), Some(b)) if a.1.trim() != b.1.trim() => Err(invalid_arg!(
-            "{}={} conflicts with {}={}",
-            a.0,
-            a.1,
-            b.0,
-            b.1
-        )),
+        (Some(a), Some(b)) if a.1.trim() != b.1.trim() => {
+            Err(invalid_arg!("{}={} conflicts with {}={}", a.0, a.1, b.0, b.1))
+        }
         (Some(a), _) => Ok(Some(a)),
         (None, b) => Ok(b),
     }
@@ -151,12 +152,18 @@ mod tests {
 
     #[test]
     fn options_win_over_environment_over_defaults() {
-        let env = env_of(&[("AFFON_POOL_MAX_TOTAL_BYTES", "64MiB"), ("AFFON_METAL_POOL_SIZE_CLASSES", "8")]);
+        let env = env_of(&[
+            ("AFFON_POOL_MAX_TOTAL_BYTES", "64MiB"),
+            ("AFFON_METAL_POOL_SIZE_CLASSES", "8"),
+        ]);
         let c = PoolConfig::resolve(&PoolOptions::default(), &env).unwrap();
         assert_eq!(c.max_total_bytes, 64 << 20);
         assert_eq!(c.size_classes, SizeClasses::Ladder { steps: 8 });
         assert_eq!(c.oversize_threshold_bytes, DEFAULT_OVERSIZE_THRESHOLD_BYTES);
-        let o = PoolOptions { max_total_bytes: Some(4096), ..Default::default() };
+        let o = PoolOptions {
+            max_total_bytes: Some(4096),
+            ..Default::default()
+        };
         assert_eq!(PoolConfig::resolve(&o, &env).unwrap().max_total_bytes, 4096);
     }
 
@@ -167,7 +174,10 @@ mod tests {
             env_of(&[("AFFON_POOL_MAX_TOTAL_BYTES", "-5")]),
             env_of(&[("AFFON_POOL_OVERSIZE_THRESHOLD_BYTES", "0")]),
             env_of(&[("AFFON_METAL_POOL_SIZE_CLASSES", "3")]),
-            env_of(&[("AFFON_POOL_MAX_TOTAL_BYTES", "1M"), ("AFFON_METAL_POOL_MAX_TOTAL_BYTES", "2M")]),
+            env_of(&[
+                ("AFFON_POOL_MAX_TOTAL_BYTES", "1M"),
+                ("AFFON_METAL_POOL_MAX_TOTAL_BYTES", "2M"),
+            ]),
             env_of(&[("AFFON_POOL_MAX_TOTAL_BYTES", "99999999999999999999")]),
         ] {
             let e = PoolConfig::resolve(&PoolOptions::default(), &env).unwrap_err();

@@ -161,7 +161,12 @@ impl<S: Storage> Pool<S> {
                     ..Default::default()
                 });
                 self.ledger.storage_acquired(bytes);
-                return Ok(Lease { buffer: entry.buffer, size: class, requested: bytes, cached: true });
+                return Ok(Lease {
+                    buffer: entry.buffer,
+                    size: class,
+                    requested: bytes,
+                    cached: true,
+                });
             }
         }
         let size = class.unwrap_or(bytes);
@@ -173,7 +178,10 @@ impl<S: Storage> Pool<S> {
         let mut evicted = 0u64;
         let mut evicted_bytes = 0u64;
         while self.held - evicted_bytes + size > self.config.max_total_bytes {
-            let (_, class) = self.lru.pop_first().expect("in-use bytes fit, so the cache covers the rest");
+            let (_, class) = self
+                .lru
+                .pop_first()
+                .expect("in-use bytes fit, so the cache covers the rest");
             let q = self.free.get_mut(&class).expect("lru and free lists agree");
             let entry = q.pop_front().expect("lru and free lists agree");
             if q.is_empty() {
@@ -215,7 +223,12 @@ impl<S: Storage> Pool<S> {
             ..Default::default()
         });
         self.ledger.storage_acquired(bytes);
-        Ok(Lease { buffer, size, requested: bytes, cached: class.is_some() })
+        Ok(Lease {
+            buffer,
+            size,
+            requested: bytes,
+            cached: class.is_some(),
+        })
     }
 
     /// Takes a buffer back: cached for reuse, or destroyed if it was exact-size.
@@ -225,14 +238,17 @@ impl<S: Storage> Pool<S> {
         if lease.cached && !self.draining {
             let stamp = self.next_stamp;
             self.next_stamp += 1;
-            self.free
-                .entry(lease.size)
-                .or_default()
-                .push_back(Cached { buffer: lease.buffer, stamp });
+            self.free.entry(lease.size).or_default().push_back(Cached {
+                buffer: lease.buffer,
+                stamp,
+            });
             self.lru.insert(stamp, lease.size);
             self.cached += lease.size;
             self.cached_count += 1;
-            self.ledger.pool_changed(PoolDelta { cached: lease.size as i64, ..Default::default() });
+            self.ledger.pool_changed(PoolDelta {
+                cached: lease.size as i64,
+                ..Default::default()
+            });
         } else {
             self.storage.dealloc(lease.buffer);
             self.held -= lease.size;

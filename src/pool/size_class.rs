@@ -156,7 +156,11 @@ mod tests {
         assert_eq!(c.class_for(16385), None);
         assert_eq!(SizeClasses::parse("8").unwrap(), SizeClasses::Ladder { steps: 8 });
         for bad in ["3", "0", "128", "x", "4096,1024", "1024,1024", "6,1024", ""] {
-            assert_eq!(SizeClasses::parse(bad).unwrap_err().code(), "INVALID_ARGUMENT", "{bad}");
+            assert_eq!(
+                SizeClasses::parse(bad).unwrap_err().code(),
+                "INVALID_ARGUMENT",
+                "{bad}"
+            );
         }
     }
 }

@@ -58,10 +58,16 @@ fn reuse_is_by_class_and_counts_hits_and_misses() {
     assert_eq!(b.buffer, 1);
     let s = snap(&p);
     assert_eq!((s.pool_hits, s.pool_misses, s.device_buffers), (1, 1, 1));
-    assert_eq!((s.live_bytes, s.peak_bytes, s.pool_bytes, s.pool_cached_bytes), (1020, 1020, 1024, 0));
+    assert_eq!(
+        (s.live_bytes, s.peak_bytes, s.pool_bytes, s.pool_cached_bytes),
+        (1020, 1020, 1024, 0)
+    );
     p.release(b);
     let s = snap(&p);
-    assert_eq!((s.live_bytes, s.live_tensors, s.pool_bytes, s.pool_cached_bytes), (0, 0, 1024, 1024));
+    assert_eq!(
+        (s.live_bytes, s.live_tensors, s.pool_bytes, s.pool_cached_bytes),
+        (0, 0, 1024, 1024)
+    );
     assert_eq!((s.allocations, s.deallocations), (2, 2));
 }
 
@@ -81,7 +87,15 @@ fn eviction_is_least_recently_released_first() {
     assert!(!p.storage().alive.contains_key(&2));
     assert!(p.storage().alive.contains_key(&1) && p.storage().alive.contains_key(&3));
     let s = snap(&p);
-    assert_eq!((s.pool_evictions, s.pool_bytes, s.pool_cached_bytes, s.device_buffers), (1, 4096, 2048, 3));
+    assert_eq!(
+        (
+            s.pool_evictions,
+            s.pool_bytes,
+            s.pool_cached_bytes,
+            s.device_buffers
+        ),
+        (1, 4096, 2048, 3)
+    );
     p.release(d);
 }
 
@@ -95,8 +109,17 @@ fn the_bound_fails_cleanly_without_evicting() {
     let usage = p.usage();
     let e = p.acquire(3072).unwrap_err();
     match &e {
-        Error::OutOfMemory { requested, live_bytes, pool_bytes, bound, .. } => {
-            assert_eq!((*requested, *live_bytes, *pool_bytes, *bound), (3072, 2048, 3072, 4096));
+        Error::OutOfMemory {
+            requested,
+            live_bytes,
+            pool_bytes,
+            bound,
+            ..
+        } => {
+            assert_eq!(
+                (*requested, *live_bytes, *pool_bytes, *bound),
+                (3072, 2048, 3072, 4096)
+            );
         }
         other => panic!("expected OUT_OF_MEMORY, got {other:?}"),
     }
@@ -128,7 +151,10 @@ fn oversize_requests_are_exact_and_released_to_the_device() {
     let a = p.acquire(4100).unwrap();
     assert_eq!(a.size, 4100, "exact size above the threshold");
     let s = snap(&p);
-    assert_eq!((s.oversize_allocations, s.pool_bytes, s.device_buffers), (1, 4100, 1));
+    assert_eq!(
+        (s.oversize_allocations, s.pool_bytes, s.device_buffers),
+        (1, 4100, 1)
+    );
     p.release(a);
     let s = snap(&p);
     assert_eq!((s.pool_bytes, s.pool_cached_bytes, s.device_buffers), (0, 0, 0));
@@ -147,7 +173,10 @@ fn clear_cache_releases_only_cached_buffers() {
     p.release(b);
     assert_eq!(p.clear_cache(), 3072);
     let s = snap(&p);
-    assert_eq!((s.pool_bytes, s.pool_cached_bytes, s.device_buffers, s.live_bytes), (320, 0, 1, 300));
+    assert_eq!(
+        (s.pool_bytes, s.pool_cached_bytes, s.device_buffers, s.live_bytes),
+        (320, 0, 1, 300)
+    );
     p.release(a);
 }
 
@@ -171,10 +200,16 @@ fn the_bound_is_summed_while_the_pool_lives() {
     let p = Pool::new(FakeDevice::default(), PoolConfig::default(), ledger.clone());
     let q = Pool::new(
         FakeDevice::default(),
-        PoolConfig { max_total_bytes: 1000, ..Default::default() },
+        PoolConfig {
+            max_total_bytes: 1000,
+            ..Default::default()
+        },
         ledger.clone(),
     );
-    assert_eq!(ledger.snapshot().pool_max_total_bytes, config::DEFAULT_MAX_TOTAL_BYTES + 1000);
+    assert_eq!(
+        ledger.snapshot().pool_max_total_bytes,
+        config::DEFAULT_MAX_TOTAL_BYTES + 1000
+    );
     drop(q);
     drop(p);
     assert_eq!(ledger.snapshot().pool_max_total_bytes, 0);

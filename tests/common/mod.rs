@@ -77,7 +77,10 @@ pub async fn accounting_scenario(s: &Session) -> Vec<(&'static str, u64)> {
     b.dispose();
     b.dispose(); // idempotent
     let f = figures(s);
-    assert_eq!((get(&f, "live_bytes"), get(&f, "pool_cached_bytes")), (4012, 4096));
+    assert_eq!(
+        (get(&f, "live_bytes"), get(&f, "pool_cached_bytes")),
+        (4012, 4096)
+    );
     let d = s.fill(&[1000], 7.0, DType::Uint32).unwrap();
     assert_eq!(get(&figures(s), "pool_hits"), 1, "d reuses b's buffer");
     // The reused buffer held zeros; d must read back as 7s, not stale data.
@@ -85,10 +88,17 @@ pub async fn accounting_scenario(s: &Session) -> Vec<(&'static str, u64)> {
     let bools: Vec<bool> = (0..20_000).map(|i| i % 3 == 0).collect();
     let e = s.tensor(&bools, &[20_000]).unwrap();
     let f = figures(s);
-    assert_eq!((get(&f, "live_bytes"), get(&f, "oversize_allocations")), (88_012, 1));
+    assert_eq!(
+        (get(&f, "live_bytes"), get(&f, "oversize_allocations")),
+        (88_012, 1)
+    );
     assert_eq!(e.read::<bool>().await.unwrap(), bools);
     e.dispose();
-    assert_eq!(get(&figures(s), "pool_bytes"), 8448, "oversize buffer went back to the device");
+    assert_eq!(
+        get(&figures(s), "pool_bytes"),
+        8448,
+        "oversize buffer went back to the device"
+    );
     assert_eq!(a.read::<f32>().await.unwrap(), vec![1.5, -2.0, 3.25]);
     assert_eq!(c.read::<i32>().await.unwrap(), vec![1; 1000]);
     for t in [a, c, d] {
@@ -99,8 +109,26 @@ pub async fn accounting_scenario(s: &Session) -> Vec<(&'static str, u64)> {
 
 /// Values that exercise every dtype's full range, in a shape of `n` elements.
 pub fn float_values(n: usize) -> Vec<f32> {
-    let specials = [0.0, -0.0, 1.0, -1.5, f32::MAX, f32::MIN_POSITIVE, f32::INFINITY, f32::NEG_INFINITY, 1e-40];
-    (0..n).map(|i| if i < specials.len() { specials[i] } else { (i as f32).sin() * 1e3 }).collect()
+    let specials = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.5,
+        f32::MAX,
+        f32::MIN_POSITIVE,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1e-40,
+    ];
+    (0..n)
+        .map(|i| {
+            if i < specials.len() {
+                specials[i]
+            } else {
+                (i as f32).sin() * 1e3
+            }
+        })
+        .collect()
 }
 
 /// Round-trips every dtype at several odd sizes; exact equality (NaN compared by bits).
@@ -109,15 +137,32 @@ pub async fn round_trip_every_dtype(s: &Session) {
         let fv = float_values(n);
         let t = s.tensor(&fv, &[n]).unwrap();
         let back = t.read::<f32>().await.unwrap();
-        assert!(back.iter().zip(&fv).all(|(a, b)| a.to_bits() == b.to_bits()), "float32 n={n}");
+        assert!(
+            back.iter().zip(&fv).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "float32 n={n}"
+        );
         let nan = s.tensor(&[f32::NAN], &[]).unwrap();
         assert!(nan.read::<f32>().await.unwrap()[0].is_nan());
-        let iv: Vec<i32> = (0..n as i32).map(|i| if i % 2 == 0 { i32::MIN + i } else { i32::MAX - i }).collect();
-        assert_eq!(s.tensor(&iv, &[n]).unwrap().read::<i32>().await.unwrap(), iv, "int32 n={n}");
+        let iv: Vec<i32> = (0..n as i32)
+            .map(|i| if i % 2 == 0 { i32::MIN + i } else { i32::MAX - i })
+            .collect();
+        assert_eq!(
+            s.tensor(&iv, &[n]).unwrap().read::<i32>().await.unwrap(),
+            iv,
+            "int32 n={n}"
+        );
         let uv: Vec<u32> = (0..n as u32).map(|i| u32::MAX - i * 7).collect();
-        assert_eq!(s.tensor(&uv, &[n]).unwrap().read::<u32>().await.unwrap(), uv, "uint32 n={n}");
+        assert_eq!(
+            s.tensor(&uv, &[n]).unwrap().read::<u32>().await.unwrap(),
+            uv,
+            "uint32 n={n}"
+        );
         let bv: Vec<bool> = (0..n).map(|i| i % 2 == 1).collect();
-        assert_eq!(s.tensor(&bv, &[n]).unwrap().read::<bool>().await.unwrap(), bv, "bool n={n}");
+        assert_eq!(
+            s.tensor(&bv, &[n]).unwrap().read::<bool>().await.unwrap(),
+            bv,
+            "bool n={n}"
+        );
         for d in [DType::Float32, DType::Int32, DType::Uint32, DType::Bool] {
             let z = s.zeros(&[n], d).unwrap();
             assert_eq!(z.read_f64().await.unwrap(), vec![0.0; n], "zeros {d}");
@@ -130,7 +175,11 @@ pub async fn round_trip_every_dtype(s: &Session) {
     let scalar = s.fill(&[], 2.5, DType::Float32).unwrap();
     assert_eq!(scalar.item_f64().await.unwrap(), 2.5);
     assert_eq!(scalar.byte_length(), 4);
-    assert_eq!(s.stats().live_bytes, 4, "every temporary above was released on drop");
+    assert_eq!(
+        s.stats().live_bytes,
+        4,
+        "every temporary above was released on drop"
+    );
 }
 
 /// Misuse: every failure has its code and changes no counter.
@@ -139,11 +188,26 @@ pub async fn misuse_changes_nothing(s: &Session) {
     let before = s.stats();
     let e = s.tensor(&[1.0f32, 2.0, 3.0], &[2, 2]).unwrap_err();
     assert_eq!(e.code(), "SHAPE_MISMATCH");
-    assert!(e.to_string().contains("3 elements") && e.to_string().contains("[2, 2]"), "{e}");
-    assert_eq!(s.zeros(&[2, 0], DType::Float32).unwrap_err().code(), "INVALID_ARGUMENT");
-    assert_eq!(s.fill(&[2], 1.5, DType::Int32).unwrap_err().code(), "INVALID_ARGUMENT");
-    assert_eq!(s.fill(&[2], 2.0, DType::Bool).unwrap_err().code(), "INVALID_ARGUMENT");
-    assert_eq!(s.zeros(&[1 << 20, 1 << 20], DType::Float32).unwrap_err().code(), "INVALID_ARGUMENT");
+    assert!(
+        e.to_string().contains("3 elements") && e.to_string().contains("[2, 2]"),
+        "{e}"
+    );
+    assert_eq!(
+        s.zeros(&[2, 0], DType::Float32).unwrap_err().code(),
+        "INVALID_ARGUMENT"
+    );
+    assert_eq!(
+        s.fill(&[2], 1.5, DType::Int32).unwrap_err().code(),
+        "INVALID_ARGUMENT"
+    );
+    assert_eq!(
+        s.fill(&[2], 2.0, DType::Bool).unwrap_err().code(),
+        "INVALID_ARGUMENT"
+    );
+    assert_eq!(
+        s.zeros(&[1 << 20, 1 << 20], DType::Float32).unwrap_err().code(),
+        "INVALID_ARGUMENT"
+    );
     assert_eq!(keep.read::<i32>().await.unwrap_err().code(), "DTYPE_MISMATCH");
     assert_eq!(keep.item_f64().await.unwrap_err().code(), "SHAPE_MISMATCH");
     assert_eq!(s.stats(), before, "failed calls change no counter");
@@ -165,11 +229,18 @@ pub async fn disposed_session_semantics(s: &Session) {
     s.dispose();
     s.dispose();
     assert!(s.is_disposed());
-    assert_eq!(s.zeros(&[1], DType::Float32).unwrap_err().code(), "SESSION_DISPOSED");
+    assert_eq!(
+        s.zeros(&[1], DType::Float32).unwrap_err().code(),
+        "SESSION_DISPOSED"
+    );
     assert_eq!(s.tensor(&[1.0f32], &[1]).unwrap_err().code(), "SESSION_DISPOSED");
     assert_eq!(s.sync().await.unwrap_err().code(), "SESSION_DISPOSED");
     let x = s.stats();
-    assert_eq!((x.live_bytes, x.pool_cached_bytes, x.pool_bytes), (12, 0, 256), "cache dropped, tensor kept");
+    assert_eq!(
+        (x.live_bytes, x.pool_cached_bytes, x.pool_bytes),
+        (12, 0, 256),
+        "cache dropped, tensor kept"
+    );
     assert_eq!(t.read::<u32>().await.unwrap(), vec![4, 5, 6], "data is not lost");
     t.dispose();
     let x = s.stats();
@@ -180,15 +251,24 @@ pub async fn disposed_session_semantics(s: &Session) {
 /// session keeps working once something is disposed.
 pub async fn out_of_memory_at_the_bound(s: &Session) {
     // bound 64 KiB: four 16 KiB tensors fill it exactly
-    let ts: Vec<_> = (0..4).map(|i| s.fill(&[4096], i as f64, DType::Float32).unwrap()).collect();
+    let ts: Vec<_> = (0..4)
+        .map(|i| s.fill(&[4096], i as f64, DType::Float32).unwrap())
+        .collect();
     let before = s.stats();
     let e = s.zeros(&[4096], DType::Float32).unwrap_err();
     assert_eq!(e.code(), "OUT_OF_MEMORY");
     let msg = e.to_string();
-    assert!(msg.contains("requested 16384 bytes") && msg.contains("65536 live") && msg.contains("bound 65536"), "{msg}");
+    assert!(
+        msg.contains("requested 16384 bytes") && msg.contains("65536 live") && msg.contains("bound 65536"),
+        "{msg}"
+    );
     assert_eq!(s.stats(), before, "a failed acquire changes no counter");
     for (i, t) in ts.iter().enumerate() {
-        assert_eq!(t.read::<f32>().await.unwrap(), vec![i as f32; 4096], "no data lost");
+        assert_eq!(
+            t.read::<f32>().await.unwrap(),
+            vec![i as f32; 4096],
+            "no data lost"
+        );
     }
     let mut ts = ts;
     ts.pop();

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs whatever is missing, then runs every test: formatting, clippy (native and wasm32),
+# pure unit tests, native GPU tests (lavapipe here), browser tests (wasm-bindgen-test in headless
+# Chromium on WebGPU), and Playwright tests of the built package and demo.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+step() { printf '\n==> %s\n' "$*"; }
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+step "clippy (native)"
+cargo clippy --all-targets -- -D warnings
+step "clippy (wasm32)"
+cargo clippy --all-targets --target wasm32-unknown-unknown -- -D warnings
+step "unit + native GPU tests"
+cargo test
+step "browser tests (wasm-bindgen-test, headless Chromium, WebGPU)"
+wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver
+step "build pkg/ and run Playwright tests"
+scripts/build-pkg.sh
+node --test tests/browser/
+step "all tests passed"
