@@ -1,13 +1,6 @@
 // Writes one 32-bit word into every element of `out` (any dtype: the host passes the bit pattern).
-struct Params {
-    value: u32,
-    len: u32,
-    _pad0: u32,
-    _pad1: u32,
-}
-
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
-@group(0) @binding(1) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> params: array<u32>; // [len, word]
 
 @compute @workgroup_size(256)
 fn main(
@@ -16,7 +9,7 @@ fn main(
     @builtin(local_invocation_index) lid: u32,
 ) {
     let i = (wid.y * groups.x + wid.x) * 256u + lid;
-    if (i < params.len) {
-        out[i] = params.value;
+    if (i < params[0]) {
+        out[i] = params[1];
     }
 }

@@ -13,7 +13,7 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// A set of counters and gauges. All fields are monotonic counters or exact gauges.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Ledger {
     parent: Option<&'static Ledger>,
     /// Bytes of live storage (sum of `byteLength`).
@@ -44,6 +44,75 @@ pub struct Ledger {
     pub oversize_allocations: AtomicU64,
     /// Device buffers the pools hold (in use + cached).
     pub device_buffers: AtomicU64,
+    /// Execution counters (`compute.execution`).
+    pub exec: ExecCounters,
+}
+
+/// `compute.execution`: what ran and what crossed the host/device boundary.
+#[derive(Debug)]
+pub struct ExecCounters {
+    /// `Executable.run` calls that completed.
+    pub executions: AtomicU64,
+    /// Compute dispatches recorded (eager ops and program nodes).
+    pub dispatches: AtomicU64,
+    /// Specialisations compiled (one per new concrete input-shape set of an Executable).
+    pub compiles: AtomicU64,
+    /// Specialisations currently cached by live Executables.
+    pub executable_cache_entries: AtomicU64,
+    /// Bytes written from the host to the device (tensor data, constants, state init).
+    pub upload_bytes: AtomicU64,
+    /// Bytes read back from the device (`to_array`, `item`, `ExecutionState` reads).
+    pub download_bytes: AtomicU64,
+    /// Host↔device transfers (uploads + downloads).
+    pub transfers: AtomicU64,
+    /// Waits for the device: `sync()` and every readback.
+    pub syncs: AtomicU64,
+    /// Copies the runtime inserted that the user did not ask for (see README).
+    pub fixups: AtomicU64,
+    /// `run()` wall time in microseconds: observations, sum, min, max.
+    pub run_time_count: AtomicU64,
+    /// See `run_time_count`.
+    pub run_time_sum_us: AtomicU64,
+    /// See `run_time_count` (`u64::MAX` before the first observation).
+    pub run_time_min_us: AtomicU64,
+    /// See `run_time_count`.
+    pub run_time_max_us: AtomicU64,
+}
+
+impl ExecCounters {
+    const fn new() -> ExecCounters {
+        ExecCounters {
+            executions: AtomicU64::new(0),
+            dispatches: AtomicU64::new(0),
+            compiles: AtomicU64::new(0),
+            executable_cache_entries: AtomicU64::new(0),
+            upload_bytes: AtomicU64::new(0),
+            download_bytes: AtomicU64::new(0),
+            transfers: AtomicU64::new(0),
+            syncs: AtomicU64::new(0),
+            fixups: AtomicU64::new(0),
+            run_time_count: AtomicU64::new(0),
+            run_time_sum_us: AtomicU64::new(0),
+            run_time_min_us: AtomicU64::new(u64::MAX),
+            run_time_max_us: AtomicU64::new(0),
+        }
+    }
+}
+
+/// Which execution counter an event bumps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Exec {
+    Dispatch,
+    Execution,
+    Compile,
+    Fixup,
+    Sync,
+    Upload(u64),
+    Download(u64),
+    /// Cache entries added (+) or removed (−).
+    CacheEntries(i64),
+    /// A `run()` that took this many microseconds.
+    RunTime(u64),
 }
 
 /// The process-wide ledger: the sum over all sessions.
@@ -67,6 +136,20 @@ pub struct LedgerSnapshot {
     pub pool_max_total_bytes: u64,
     pub oversize_allocations: u64,
     pub device_buffers: u64,
+    pub executions: u64,
+    pub dispatches: u64,
+    pub compiles: u64,
+    pub executable_cache_entries: u64,
+    pub upload_bytes: u64,
+    pub download_bytes: u64,
+    pub transfers: u64,
+    pub syncs: u64,
+    pub fixups: u64,
+    pub run_time_count: u64,
+    pub run_time_sum_us: u64,
+    /// `u64::MAX` before the first run.
+    pub run_time_min_us: u64,
+    pub run_time_max_us: u64,
 }
 
 /// A change to the pool gauges, applied atomically per field.
@@ -107,6 +190,7 @@ impl Ledger {
             pool_max_total_bytes: AtomicU64::new(0),
             oversize_allocations: AtomicU64::new(0),
             device_buffers: AtomicU64::new(0),
+            exec: ExecCounters::new(),
         }
     }
 
@@ -163,6 +247,40 @@ impl Ledger {
         }
     }
 
+    pub(crate) fn dispatched(&self) {
+        self.count(Exec::Dispatch);
+    }
+
+    /// Records an execution event here and in the parent.
+    pub(crate) fn count(&self, e: Exec) {
+        let x = &self.exec;
+        match e {
+            Exec::Dispatch => x.dispatches.fetch_add(1, Relaxed),
+            Exec::Execution => x.executions.fetch_add(1, Relaxed),
+            Exec::Compile => x.compiles.fetch_add(1, Relaxed),
+            Exec::Fixup => x.fixups.fetch_add(1, Relaxed),
+            Exec::Sync => x.syncs.fetch_add(1, Relaxed),
+            Exec::Upload(b) => {
+                x.transfers.fetch_add(1, Relaxed);
+                x.upload_bytes.fetch_add(b, Relaxed)
+            }
+            Exec::Download(b) => {
+                x.transfers.fetch_add(1, Relaxed);
+                x.download_bytes.fetch_add(b, Relaxed)
+            }
+            Exec::CacheEntries(d) => add_signed(&x.executable_cache_entries, d),
+            Exec::RunTime(us) => {
+                x.run_time_sum_us.fetch_add(us, Relaxed);
+                x.run_time_min_us.fetch_min(us, Relaxed);
+                x.run_time_max_us.fetch_max(us, Relaxed);
+                x.run_time_count.fetch_add(1, Relaxed)
+            }
+        };
+        if let Some(p) = self.parent {
+            p.count(e);
+        }
+    }
+
     /// Resets `peak_bytes` and `pool_peak_bytes` to their current values (this ledger only).
     pub fn reset_peak(&self) {
         self.peak_bytes.store(self.live_bytes.load(Relaxed), Relaxed);
@@ -186,6 +304,19 @@ impl Ledger {
             pool_max_total_bytes: self.pool_max_total_bytes.load(Relaxed),
             oversize_allocations: self.oversize_allocations.load(Relaxed),
             device_buffers: self.device_buffers.load(Relaxed),
+            executions: self.exec.executions.load(Relaxed),
+            dispatches: self.exec.dispatches.load(Relaxed),
+            compiles: self.exec.compiles.load(Relaxed),
+            executable_cache_entries: self.exec.executable_cache_entries.load(Relaxed),
+            upload_bytes: self.exec.upload_bytes.load(Relaxed),
+            download_bytes: self.exec.download_bytes.load(Relaxed),
+            transfers: self.exec.transfers.load(Relaxed),
+            syncs: self.exec.syncs.load(Relaxed),
+            fixups: self.exec.fixups.load(Relaxed),
+            run_time_count: self.exec.run_time_count.load(Relaxed),
+            run_time_sum_us: self.exec.run_time_sum_us.load(Relaxed),
+            run_time_min_us: self.exec.run_time_min_us.load(Relaxed),
+            run_time_max_us: self.exec.run_time_max_us.load(Relaxed),
         }
     }
 }

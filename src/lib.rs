@@ -10,12 +10,16 @@ pub mod device;
 pub mod dtype;
 pub mod error;
 mod kernels;
+pub mod ops;
 mod platform;
 pub mod pool;
+mod random;
+pub mod scope;
 pub mod session;
 pub mod shape;
 pub mod telemetry;
 pub mod tensor;
+mod tensor_ops;
 
 #[cfg(target_arch = "wasm32")]
 pub mod js;
@@ -24,6 +28,7 @@ pub use device::AdapterIdentity;
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use pool::{PoolConfig, PoolOptions, SizeClasses};
+pub use scope::{KernelProfile, ProfileInfo};
 pub use session::{MemoryInfo, Session, SessionOptions};
 pub use telemetry::{MetricKind, MetricRecord};
 pub use tensor::Tensor;

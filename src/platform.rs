@@ -9,6 +9,32 @@ pub(crate) type Shared<T> = std::sync::Arc<T>;
 /// See the native definition.
 #[cfg(target_arch = "wasm32")]
 pub(crate) type Shared<T> = std::rc::Rc<T>;
+/// The weak counterpart of [`Shared`].
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) type WeakShared<T> = std::sync::Weak<T>;
+/// See the native definition.
+#[cfg(target_arch = "wasm32")]
+pub(crate) type WeakShared<T> = std::rc::Weak<T>;
+
+/// Milliseconds from an arbitrary origin, for durations.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn now_ms() -> f64 {
+    use std::sync::OnceLock;
+    static START: OnceLock<std::time::Instant> = OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed().as_secs_f64() * 1000.0
+}
+
+/// Milliseconds from an arbitrary origin (`performance.now()`), for durations.
+#[cfg(target_arch = "wasm32")]
+pub(crate) fn now_ms() -> f64 {
+    let perf = js_sys::Reflect::get(&js_sys::global(), &"performance".into()).unwrap_or_default();
+    let now = js_sys::Reflect::get(&perf, &"now".into()).unwrap_or_default();
+    use wasm_bindgen::JsCast;
+    now.dyn_ref::<js_sys::Function>()
+        .and_then(|f| f.call0(&perf).ok())
+        .and_then(|v| v.as_f64())
+        .unwrap_or(0.0)
+}
 
 /// Native: wait for all submitted work (wgpu does not poll by itself natively).
 #[cfg(not(target_arch = "wasm32"))]

@@ -2,15 +2,17 @@
 //! new work; tensors still alive keep their storage until they are disposed themselves.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::accounting::{Ledger, LedgerSnapshot};
+use crate::accounting::{Exec, Ledger, LedgerSnapshot};
 use crate::device::{AdapterIdentity, DeviceStorage, Gpu};
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
-use crate::kernels::KernelCache;
+use crate::kernels::{Ctx, KernelCache};
 use crate::platform::Shared;
 use crate::pool::{Lease, Pool, PoolConfig, PoolOptions, PoolUsage};
+use crate::scope::{ProfileInfo, Returned, Scopes};
 use crate::shape;
 use crate::tensor::Tensor;
 
@@ -54,7 +56,7 @@ pub(crate) struct SessionShared {
     pub(crate) kernels: KernelCache,
     pool: Mutex<Pool<DeviceStorage>>,
     disposed: AtomicBool,
-    next_tensor: AtomicU64,
+    pub(crate) scopes: Scopes,
     pub(crate) capture_stacks: bool,
 }
 
@@ -71,8 +73,13 @@ impl SessionShared {
         self.gpu.check()
     }
 
-    pub(crate) fn next_tensor_id(&self) -> u64 {
-        self.next_tensor.fetch_add(1, Ordering::Relaxed)
+    /// What kernels need to record work.
+    pub(crate) fn ctx(&self) -> Ctx<'_> {
+        Ctx {
+            device: &self.gpu.device,
+            cache: &self.kernels,
+            ledger: &self.ledger,
+        }
     }
 
     pub(crate) fn release(&self, lease: Lease<wgpu::Buffer>) {
@@ -105,7 +112,7 @@ impl Session {
                 kernels: KernelCache::default(),
                 pool: Mutex::new(pool),
                 disposed: AtomicBool::new(false),
-                next_tensor: AtomicU64::new(1),
+                scopes: Scopes::default(),
                 capture_stacks: options.capture_stacks,
             }),
         })
@@ -187,7 +194,82 @@ impl Session {
     /// Waits until all queued device work has completed.
     pub async fn sync(&self) -> Result<()> {
         self.shared.check_open()?;
-        self.shared.gpu.sync().await
+        self.shared.gpu.sync().await?;
+        self.shared.ledger.count(Exec::Sync);
+        Ok(())
+    }
+
+    /// Runs `f` in a tidy scope: tensors created inside and not returned are disposed when it
+    /// returns (unless kept with [`Session::keep`]). Nests.
+    pub fn tidy<R: Returned>(&self, f: impl FnOnce() -> R) -> R {
+        self.begin_scope();
+        let r = f();
+        let mut ids = std::collections::HashSet::new();
+        r.tensor_ids(&mut ids);
+        self.end_scope(&ids);
+        r
+    }
+
+    /// Opens a tidy scope (the JS `tidy` and [`Session::tidy`] use this).
+    pub fn begin_scope(&self) {
+        self.shared.scopes.begin();
+    }
+
+    /// Closes the innermost tidy scope; tensors with ids in `returned` survive into the enclosing one.
+    pub fn end_scope(&self, returned: &std::collections::HashSet<u64>) {
+        self.shared.scopes.end(returned);
+    }
+
+    /// Exempts `t` from every enclosing tidy scope.
+    pub fn keep<'t>(&self, t: &'t Tensor) -> &'t Tensor {
+        t.core.kept.store(true, Ordering::SeqCst);
+        t
+    }
+
+    /// Starts a profile (see [`Session::profile`]); `INVALID_ARGUMENT` if one is running.
+    pub fn begin_profile(&self) -> Result<()> {
+        self.shared.scopes.begin_profile(&self.shared.ledger)
+    }
+
+    /// Ends the running profile.
+    pub fn end_profile(&self) -> ProfileInfo {
+        self.shared.scopes.end_profile(&self.shared.ledger)
+    }
+
+    /// `tf.profile`: the bytes and tensors `f` added, the peak while it ran, and each kernel.
+    pub fn profile<R>(&self, f: impl FnOnce() -> R) -> Result<(ProfileInfo, R)> {
+        self.begin_profile()?;
+        let r = f();
+        Ok((self.end_profile(), r))
+    }
+
+    /// A tensor of normally distributed float32 values (Box–Muller over a seeded SplitMix64;
+    /// the same seed gives the same values on every target).
+    pub fn random_normal(&self, shape: &[usize], mean: f64, stddev: f64, seed: u64) -> Result<Tensor> {
+        let n = shape::element_count(shape)? as usize;
+        let mut rng = crate::random::Rng::new(seed);
+        let v: Vec<f32> = (0..n).map(|_| (mean + stddev * rng.normal()) as f32).collect();
+        self.tensor_from_words(
+            &v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            shape,
+            DType::Float32,
+            "randomNormal",
+        )
+    }
+
+    /// A tensor of uniformly distributed float32 values in `[min, max)`.
+    pub fn random_uniform(&self, shape: &[usize], min: f64, max: f64, seed: u64) -> Result<Tensor> {
+        if !(min < max) {
+            return Err(Error::InvalidArgument(format!(
+                "randomUniform needs min < max, got {min} and {max}"
+            )));
+        }
+        let n = shape::element_count(shape)? as usize;
+        let mut rng = crate::random::Rng::new(seed);
+        let v: Vec<u32> = (0..n)
+            .map(|_| ((min + (max - min) * rng.uniform()) as f32).to_bits())
+            .collect();
+        self.tensor_from_words(&v, shape, DType::Float32, "randomUniform")
     }
 
     /// A tensor holding `data` with `shape`; the dtype follows the element type.
@@ -224,6 +306,7 @@ impl Session {
             .gpu
             .queue
             .write_buffer(t.buffer()?, 0, bytemuck::cast_slice(words));
+        self.shared.ledger.count(Exec::Upload(t.byte_length()));
         Ok(t)
     }
 
@@ -251,7 +334,7 @@ impl Session {
         if word == 0 {
             enc.clear_buffer(t.buffer()?, 0, Some(n * 4));
         } else {
-            crate::kernels::fill(&s.kernels, &s.gpu.device, &mut enc, t.buffer()?, n, word);
+            crate::kernels::fill(&s.ctx(), &mut enc, t.buffer()?, n, word);
         }
         s.gpu.queue.submit([enc.finish()]);
         Ok(t)

@@ -31,6 +31,21 @@ pub struct MetricRecord {
     pub unit: &'static str,
     /// The level (gauge), running total (counter) or last observation (distribution).
     pub value: f64,
+    /// Distributions only: observations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<f64>,
+    /// Distributions only: sum of observations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sum: Option<f64>,
+    /// Distributions only: smallest observation (0 when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    /// Distributions only: largest observation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    /// Distributions only: `sum / count` (0 when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean: Option<f64>,
     /// Labels (`{session}` for per-session records); absent on process-wide records.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub labels: Option<BTreeMap<String, String>>,
@@ -54,7 +69,7 @@ pub(crate) fn register_session(label: String, ledger: &Arc<Ledger>) {
 }
 
 /// The `(scope, name, kind, unit, value)` rows of one ledger.
-fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, &'static str, u64); 14] {
+fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, &'static str, u64); 23] {
     use MetricKind::{Counter as C, Gauge as G};
     [
         ("compute.storage", "live_bytes", G, "bytes", s.live_bytes),
@@ -89,12 +104,33 @@ fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, 
             s.oversize_allocations,
         ),
         ("compute.memory", "device_buffers", G, "buffers", s.device_buffers),
+        ("compute.execution", "executions", C, "runs", s.executions),
+        ("compute.execution", "dispatches", C, "dispatches", s.dispatches),
+        ("compute.execution", "compiles", C, "specialisations", s.compiles),
+        (
+            "compute.execution",
+            "executable_cache_entries",
+            G,
+            "specialisations",
+            s.executable_cache_entries,
+        ),
+        ("compute.execution", "upload_bytes", C, "bytes", s.upload_bytes),
+        (
+            "compute.execution",
+            "download_bytes",
+            C,
+            "bytes",
+            s.download_bytes,
+        ),
+        ("compute.execution", "transfers", C, "transfers", s.transfers),
+        ("compute.execution", "syncs", C, "syncs", s.syncs),
+        ("compute.execution", "fixups", C, "copies", s.fixups),
     ]
 }
 
 /// Records for one ledger, optionally labelled.
 pub fn ledger_records(s: &LedgerSnapshot, labels: Option<&BTreeMap<String, String>>) -> Vec<MetricRecord> {
-    ledger_rows(s)
+    let mut out: Vec<MetricRecord> = ledger_rows(s)
         .into_iter()
         .map(|(scope, name, kind, unit, v)| MetricRecord {
             scope,
@@ -102,9 +138,31 @@ pub fn ledger_records(s: &LedgerSnapshot, labels: Option<&BTreeMap<String, Strin
             kind,
             unit,
             value: v as f64,
+            count: None,
+            sum: None,
+            min: None,
+            max: None,
+            mean: None,
             labels: labels.cloned(),
         })
-        .collect()
+        .collect();
+    let n = s.run_time_count as f64;
+    let ms = |us: u64| us as f64 / 1000.0;
+    let sum = ms(s.run_time_sum_us);
+    out.push(MetricRecord {
+        scope: "compute.execution",
+        name: "run_time",
+        kind: MetricKind::Distribution,
+        unit: "ms",
+        value: if n > 0.0 { sum / n } else { 0.0 },
+        count: Some(n),
+        sum: Some(sum),
+        min: Some(if n > 0.0 { ms(s.run_time_min_us) } else { 0.0 }),
+        max: Some(ms(s.run_time_max_us)),
+        mean: Some(if n > 0.0 { sum / n } else { 0.0 }),
+        labels: labels.cloned(),
+    });
+    out
 }
 
 /// The process-wide snapshot (all sessions), followed by one labelled set per live session.

@@ -1,34 +1,73 @@
 //! `Tensor`: a shape, a dtype and one storage lease from its session's pool. Not `Clone`: one
-//! handle owns the storage, released on [`Tensor::dispose`] or `Drop`.
+//! handle owns the storage, released on [`Tensor::dispose`] or `Drop`. Eager ops are in
+//! `tensor_ops.rs`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
+use crate::accounting::Exec;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
+use crate::kernels::Operand;
 use crate::platform::Shared;
 use crate::pool::Lease;
 use crate::session::SessionShared;
 use crate::shape;
 
+static NEXT_TENSOR: AtomicU64 = AtomicU64::new(1);
+
+/// What a tensor handle shares with tidy scopes (which may dispose it).
+pub(crate) struct TensorCore {
+    pub(crate) session: Shared<SessionShared>,
+    pub(crate) id: u64,
+    pub(crate) shape: Vec<usize>,
+    pub(crate) dtype: DType,
+    pub(crate) origin: String,
+    pub(crate) byte_length: u64,
+    storage: Mutex<Option<Lease<wgpu::Buffer>>>,
+    buffer: wgpu::Buffer,
+    disposed: AtomicBool,
+    /// Exempt from tidy scopes (`keep`).
+    pub(crate) kept: AtomicBool,
+}
+
+impl TensorCore {
+    pub(crate) fn describe(&self) -> String {
+        format!(
+            "tensor #{} ({} {:?}, from '{}')",
+            self.id, self.dtype, self.shape, self.origin
+        )
+    }
+
+    pub(crate) fn is_disposed(&self) -> bool {
+        self.disposed.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn dispose(&self) {
+        if self.disposed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        if let Some(lease) = self.storage.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            self.session.release(lease);
+        }
+    }
+
+    pub(crate) fn buffer(&self) -> Result<&wgpu::Buffer> {
+        if self.is_disposed() {
+            return Err(Error::Disposed(self.describe()));
+        }
+        Ok(&self.buffer)
+    }
+}
+
 /// A tensor owned by a session.
 pub struct Tensor {
-    session: Shared<SessionShared>,
-    id: u64,
-    shape: Vec<usize>,
-    dtype: DType,
-    origin: String,
-    byte_length: u64,
-    /// The buffer; set once at creation, taken on dispose.
-    storage: Mutex<Option<Lease<wgpu::Buffer>>>,
-    /// A cheap copy of the buffer handle for recording commands without the lock.
-    buffer: Option<wgpu::Buffer>,
-    disposed: AtomicBool,
+    pub(crate) core: Shared<TensorCore>,
 }
 
 impl Tensor {
     /// Acquires storage for a tensor of `shape`. Fails (changing nothing) on a bad shape, a
-    /// disposed session or a full pool.
+    /// disposed session or a full pool. The tensor joins the innermost tidy scope.
     pub(crate) fn allocate(
         session: &Shared<SessionShared>,
         shape: Vec<usize>,
@@ -38,85 +77,92 @@ impl Tensor {
         session.check_open()?;
         let byte_length = shape::byte_length(&shape)?;
         let lease = session.pool().acquire(byte_length)?;
-        Ok(Tensor {
+        let core = Shared::new(TensorCore {
             session: session.clone(),
-            id: session.next_tensor_id(),
-            buffer: Some(lease.buffer.clone()),
+            id: NEXT_TENSOR.fetch_add(1, Ordering::Relaxed),
+            buffer: lease.buffer.clone(),
             storage: Mutex::new(Some(lease)),
             shape,
             dtype,
             origin,
             byte_length,
             disposed: AtomicBool::new(false),
-        })
+            kept: AtomicBool::new(false),
+        });
+        session.scopes.track(&core);
+        Ok(Tensor { core })
     }
 
     /// The dimensions; `[]` is a scalar.
     pub fn shape(&self) -> &[usize] {
-        &self.shape
+        &self.core.shape
     }
     /// The element type.
     pub fn dtype(&self) -> DType {
-        self.dtype
+        self.core.dtype
     }
     /// Number of elements.
     pub fn size(&self) -> u64 {
-        self.byte_length / 4
+        self.core.byte_length / 4
     }
     /// Bytes of storage: elements × 4, for every dtype.
     pub fn byte_length(&self) -> u64 {
-        self.byte_length
+        self.core.byte_length
     }
-    /// Id, unique within the session.
+    /// Id, unique within the process.
     pub fn id(&self) -> u64 {
-        self.id
+        self.core.id
     }
-    /// What created it (`tensor`, `zeros`, an op or program output).
+    /// What created it (`tensor`, `zeros`, an op name, a program output).
     pub fn origin(&self) -> &str {
-        &self.origin
+        &self.core.origin
     }
-    /// Whether [`Tensor::dispose`] has been called.
+    /// Whether [`Tensor::dispose`] has been called (or a tidy scope disposed it).
     pub fn is_disposed(&self) -> bool {
-        self.disposed.load(Ordering::SeqCst)
-    }
-
-    fn describe(&self) -> String {
-        format!(
-            "tensor #{} ({} {:?}, from '{}')",
-            self.id, self.dtype, self.shape, self.origin
-        )
+        self.core.is_disposed()
     }
 
     /// The device buffer, or `DISPOSED`.
     pub(crate) fn buffer(&self) -> Result<&wgpu::Buffer> {
-        if self.is_disposed() {
-            return Err(Error::Disposed(self.describe()));
-        }
-        Ok(self.buffer.as_ref().expect("set at creation"))
+        self.core.buffer()
+    }
+
+    /// This tensor as a kernel operand (checks it is live).
+    pub(crate) fn operand(&self) -> Result<Operand<'_>> {
+        Ok(Operand {
+            buffer: self.buffer()?,
+            shape: &self.core.shape,
+            dtype: self.core.dtype,
+        })
+    }
+
+    /// Whether it belongs to the session behind `s`.
+    pub(crate) fn belongs_to(&self, s: &Shared<SessionShared>) -> bool {
+        Shared::ptr_eq(&self.core.session, s)
     }
 
     /// Releases the storage to the session's pool. Idempotent; later use is `DISPOSED`.
     pub fn dispose(&self) {
-        if self.disposed.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        if let Some(lease) = self.storage.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            self.session.release(lease);
-        }
+        self.core.dispose();
     }
 
     /// The raw 32-bit words (synchronises with queued device work).
     pub async fn read_words(&self) -> Result<Vec<u32>> {
         let buffer = self.buffer()?.clone();
-        self.session.gpu.read(&buffer, self.byte_length).await
+        let s = &self.core.session;
+        let words = s.gpu.read(&buffer, self.core.byte_length).await?;
+        s.ledger.count(Exec::Download(self.core.byte_length));
+        s.ledger.count(Exec::Sync);
+        Ok(words)
     }
 
     /// The values, as `T` (whose dtype must match). Synchronises with queued device work.
     pub async fn read<T: Element>(&self) -> Result<Vec<T>> {
-        if T::DTYPE != self.dtype {
+        self.buffer()?;
+        if T::DTYPE != self.core.dtype {
             return Err(Error::DtypeMismatch(format!(
                 "{} read as {}",
-                self.describe(),
+                self.core.describe(),
                 T::DTYPE
             )));
         }
@@ -125,29 +171,25 @@ impl Tensor {
 
     /// The values as numbers, whatever the dtype (the JS path).
     pub async fn read_f64(&self) -> Result<Vec<f64>> {
+        let d = self.core.dtype;
         Ok(self
             .read_words()
             .await?
             .into_iter()
-            .map(|w| self.dtype.word_to_f64(w))
+            .map(|w| d.word_to_f64(w))
             .collect())
     }
 
     /// The single value of a one-element tensor, as a number.
     pub async fn item_f64(&self) -> Result<f64> {
         self.buffer()?;
-        self.check_single()?;
-        Ok(self.read_f64().await?[0])
-    }
-
-    fn check_single(&self) -> Result<()> {
         if self.size() != 1 {
             return Err(Error::ShapeMismatch(format!(
                 "item() needs a tensor with exactly one element, got shape {:?}",
-                self.shape
+                self.core.shape
             )));
         }
-        Ok(())
+        Ok(self.read_f64().await?[0])
     }
 
     /// Blocking [`Tensor::read`] (native only).
@@ -165,12 +207,12 @@ impl Tensor {
 
 impl Drop for Tensor {
     fn drop(&mut self) {
-        self.dispose();
+        self.core.dispose();
     }
 }
 
 impl std::fmt::Debug for Tensor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.describe())
+        f.write_str(&self.core.describe())
     }
 }

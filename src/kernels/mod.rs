@@ -1,17 +1,32 @@
-//! Kernels: WGSL sources in `shaders/`, one `include_str!` constant per file, and a pipeline cache
-//! keyed by `(kernel, specialisation)` so each pipeline is created once per session.
+//! Kernels: WGSL sources in `shaders/`, one `include_str!` constant per file, a pipeline cache keyed
+//! by `(kernel, specialisation)`, and [`record`], which records one op into a command encoder. Eager
+//! tensor methods and program runs both go through [`record`], so they run the same kernels.
+//!
+//! Binding convention for every kernel: `@binding(0)` the output (read-write), `@binding(1)` a small
+//! `array<u32>` of parameters, `@binding(2..)` the inputs. Every dtype is one 32-bit word per element;
+//! kernels `bitcast` to the element type `T` the host prepends (`alias T = f32;`).
 
-mod fill;
+mod elementwise;
+mod layout;
+mod matmul;
+mod reduce;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-pub(crate) use fill::fill;
+use wgpu::util::DeviceExt;
+
+use crate::accounting::Ledger;
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::ops::Op;
 
 /// Threads per workgroup used by the 1-D kernels.
 pub(crate) const WORKGROUP: u32 = 256;
 /// Largest workgroup count per dimension (WebGPU's default limit).
 const MAX_GROUPS_PER_DIM: u32 = 65_535;
+
+const FILL: &str = include_str!("../../shaders/fill.wgsl");
 
 /// Pipelines created so far, by `(kernel, specialisation)`.
 #[derive(Default)]
@@ -20,7 +35,7 @@ pub(crate) struct KernelCache {
 }
 
 impl KernelCache {
-    /// The pipeline for `kernel` specialised by `key`, compiling `source` on first use.
+    /// The pipeline for `kernel` specialised by `key`, compiling `source()` on first use.
     pub(crate) fn pipeline(
         &self,
         device: &wgpu::Device,
@@ -53,11 +68,132 @@ impl KernelCache {
     }
 }
 
-/// A 2-D workgroup grid covering `threads` threads of [`WORKGROUP`] each; kernels linearise it as
-/// `(wid.y * groups.x + wid.x) * WORKGROUP + lid`.
-pub(crate) fn grid(threads: u64) -> (u32, u32) {
-    let groups = threads.div_ceil(WORKGROUP as u64).max(1);
+/// What recording needs from a session.
+pub(crate) struct Ctx<'a> {
+    pub device: &'a wgpu::Device,
+    pub cache: &'a KernelCache,
+    pub ledger: &'a Ledger,
+}
+
+/// One tensor operand: its buffer, shape and dtype.
+#[derive(Clone, Copy)]
+pub(crate) struct Operand<'a> {
+    pub buffer: &'a wgpu::Buffer,
+    pub shape: &'a [usize],
+    pub dtype: DType,
+}
+
+impl Operand<'_> {
+    pub(crate) fn len(&self) -> u64 {
+        self.shape.iter().product::<usize>() as u64
+    }
+}
+
+/// A 2-D workgroup grid covering `groups` workgroups; kernels linearise it as
+/// `wid.y * groups.x + wid.x`.
+pub(crate) fn grid(groups: u64) -> (u32, u32) {
+    let groups = groups.max(1);
     let x = groups.min(MAX_GROUPS_PER_DIM as u64) as u32;
     let y = groups.div_ceil(x as u64) as u32;
     (x, y)
+}
+
+/// The WGSL type of a dtype's elements (bool is a `u32` 0/1).
+pub(crate) fn wgsl_type(d: DType) -> &'static str {
+    match d {
+        DType::Float32 => "f32",
+        DType::Int32 => "i32",
+        DType::Uint32 | DType::Bool => "u32",
+    }
+}
+
+/// Row-major strides (in elements).
+pub(crate) fn strides(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * shape[i + 1];
+    }
+    s
+}
+
+fn binding(buffer: &wgpu::Buffer, words: u64) -> wgpu::BindingResource<'_> {
+    wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+        buffer,
+        offset: 0,
+        size: std::num::NonZeroU64::new(words.max(1) * 4),
+    })
+}
+
+/// Records one dispatch: output, parameters, inputs, workgroups `(x, y, z)`.
+pub(crate) fn dispatch(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    pipeline: &wgpu::ComputePipeline,
+    out: (&wgpu::Buffer, u64),
+    params: &[u32],
+    inputs: &[(&wgpu::Buffer, u64)],
+    groups: (u32, u32, u32),
+) {
+    let params = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("affon params"),
+        contents: bytemuck::cast_slice(params),
+        usage: wgpu::BufferUsages::STORAGE,
+    });
+    let mut entries = vec![
+        wgpu::BindGroupEntry {
+            binding: 0,
+            resource: binding(out.0, out.1),
+        },
+        wgpu::BindGroupEntry {
+            binding: 1,
+            resource: params.as_entire_binding(),
+        },
+    ];
+    for (i, (b, words)) in inputs.iter().enumerate() {
+        entries.push(wgpu::BindGroupEntry {
+            binding: 2 + i as u32,
+            resource: binding(b, *words),
+        });
+    }
+    let bind = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &entries,
+    });
+    let mut pass = enc.begin_compute_pass(&Default::default());
+    pass.set_pipeline(pipeline);
+    pass.set_bind_group(0, &bind, &[]);
+    pass.dispatch_workgroups(groups.0, groups.1, groups.2);
+    ctx.ledger.dispatched();
+}
+
+/// Records a fill of the first `len` words of `out` with `word`.
+pub(crate) fn fill(ctx: &Ctx, enc: &mut wgpu::CommandEncoder, out: &wgpu::Buffer, len: u64, word: u32) {
+    let p = ctx.cache.pipeline(ctx.device, "fill", "", || FILL.to_string());
+    let (x, y) = grid(len.div_ceil(WORKGROUP as u64));
+    dispatch(ctx, enc, &p, (out, len), &[len as u32, word], &[], (x, y, 1));
+}
+
+/// Records `op(args) → out`. Shapes and dtypes must already have been checked with
+/// [`crate::ops::infer`]; `out` is the inferred result.
+pub(crate) fn record(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    op: &Op,
+    args: &[Operand],
+    out: Operand,
+) -> Result<()> {
+    match op {
+        Op::Unary(u) => elementwise::unary(ctx, enc, *u, args[0], out),
+        Op::Binary(b) => elementwise::binary(ctx, enc, *b, args[0], args[1], out),
+        Op::Cast(_) => elementwise::cast(ctx, enc, args[0], out),
+        Op::MatMul => matmul::matmul(ctx, enc, args[0], args[1], out)?,
+        Op::Reduce { op, axes, .. } => reduce::reduce(ctx, enc, *op, axes, args[0], out)?,
+        Op::Softmax { axis } => reduce::softmax(ctx, enc, *axis, args[0], out)?,
+        Op::Reshape { .. } | Op::Clone => {
+            enc.copy_buffer_to_buffer(args[0].buffer, 0, out.buffer, 0, out.len() * 4)
+        }
+        Op::Transpose { perm } => layout::transpose(ctx, enc, perm.as_deref(), args[0], out)?,
+    }
+    Ok(())
 }

@@ -1,0 +1,62 @@
+// One workgroup of 64 threads per output element; each thread folds a strided slice of the reduced
+// elements, then the workgroup combines in shared memory. The host prepends `alias T = ...;`,
+// `fn combine(x: T, y: T) -> T`, `const MEAN: bool`.
+// params: [out_len, count, kept_rank, red_rank, identity_bits,
+//        kept_dims[kr], kept_strides[kr], red_dims[rr], red_strides[rr]]
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@group(0) @binding(1) var<storage, read> params: array<u32>;
+@group(0) @binding(2) var<storage, read> a: array<u32>;
+
+var<workgroup> partial: array<T, 64>;
+
+@compute @workgroup_size(64)
+fn main(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let o = wid.y * groups.x + wid.x;
+    let out_len = params[0];
+    let count = params[1];
+    let kr = params[2];
+    let rr = params[3];
+    var acc = bitcast<T>(params[4]);
+    if (o < out_len) {
+        // base offset of this output's slice
+        var rem = o;
+        var base = 0u;
+        for (var d = i32(kr) - 1; d >= 0; d = d - 1) {
+            let k = u32(d);
+            let dim = params[5u + k];
+            base = base + (rem % dim) * params[5u + kr + k];
+            rem = rem / dim;
+        }
+        let rd = 5u + 2u * kr;
+        for (var r = lid; r < count; r = r + 64u) {
+            var rrem = r;
+            var off = base;
+            for (var d = i32(rr) - 1; d >= 0; d = d - 1) {
+                let k = u32(d);
+                let dim = params[rd + k];
+                off = off + (rrem % dim) * params[rd + rr + k];
+                rrem = rrem / dim;
+            }
+            acc = combine(acc, bitcast<T>(a[off]));
+        }
+    }
+    partial[lid] = acc;
+    workgroupBarrier();
+    for (var s = 32u; s > 0u; s = s >> 1u) {
+        if (lid < s) {
+            partial[lid] = combine(partial[lid], partial[lid + s]);
+        }
+        workgroupBarrier();
+    }
+    if (lid == 0u && o < out_len) {
+        var v = partial[0];
+        if (MEAN) {
+            v = v / T(count);
+        }
+        out[o] = bitcast<u32>(v);
+    }
+}

@@ -1,0 +1,145 @@
+//! Elementwise kernels: unary (`shaders/unary.wgsl`), binary with broadcasting
+//! (`shaders/binary.wgsl`) and dtype conversion (`shaders/cast.wgsl`).
+
+use super::{dispatch, grid, strides, wgsl_type, Ctx, Operand, WORKGROUP};
+use crate::dtype::DType;
+use crate::ops::{BinaryOp, UnaryOp};
+
+const UNARY: &str = include_str!("../../shaders/unary.wgsl");
+const BINARY: &str = include_str!("../../shaders/binary.wgsl");
+const CAST: &str = include_str!("../../shaders/cast.wgsl");
+
+fn groups(len: u64) -> (u32, u32, u32) {
+    let (x, y) = grid(len.div_ceil(WORKGROUP as u64));
+    (x, y, 1)
+}
+
+/// The body of `f(x)` for a unary op over `T`.
+fn unary_body(op: UnaryOp) -> &'static str {
+    match op {
+        UnaryOp::Neg => "return -x;",
+        UnaryOp::Abs => "return abs(x);",
+        UnaryOp::Square => "return x * x;",
+        UnaryOp::Sqrt => "return sqrt(x);",
+        UnaryOp::Exp => "return exp(x);",
+        UnaryOp::Log => "return log(x);",
+        UnaryOp::Relu => "return max(x, T(0));",
+        UnaryOp::Sigmoid => "return 1.0 / (1.0 + exp(-x));",
+        // tanh via exp(-2|x|), which never overflows
+        UnaryOp::Tanh => "let e = exp(-2.0 * abs(x)); return sign(x) * (1.0 - e) / (1.0 + e);",
+    }
+}
+
+pub(super) fn unary(ctx: &Ctx, enc: &mut wgpu::CommandEncoder, op: UnaryOp, a: Operand, out: Operand) {
+    let t = wgsl_type(a.dtype);
+    let key = format!("{op:?}:{t}");
+    let p = ctx.cache.pipeline(ctx.device, "unary", &key, || {
+        format!(
+            "alias T = {t};\nfn f(x: T) -> T {{ {} }}\n{UNARY}",
+            unary_body(op)
+        )
+    });
+    let len = out.len();
+    dispatch(
+        ctx,
+        enc,
+        &p,
+        (out.buffer, len),
+        &[len as u32],
+        &[(a.buffer, a.len())],
+        groups(len),
+    );
+}
+
+pub(super) fn binary(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    op: BinaryOp,
+    a: Operand,
+    b: Operand,
+    out: Operand,
+) {
+    let t = wgsl_type(a.dtype);
+    let same = a.shape == out.shape && b.shape == out.shape;
+    let sym = match op {
+        BinaryOp::Add => "+",
+        BinaryOp::Sub => "-",
+        BinaryOp::Mul => "*",
+        BinaryOp::Div => "/",
+    };
+    let key = format!("{op:?}:{t}:{same}");
+    let p = ctx.cache.pipeline(ctx.device, "binary", &key, || {
+        format!("alias T = {t};\nconst SAME: bool = {same};\nfn f(x: T, y: T) -> T {{ return x {sym} y; }}\n{BINARY}")
+    });
+    let len = out.len();
+    let rank = out.shape.len();
+    let mut params = vec![len as u32, rank as u32];
+    params.extend(out.shape.iter().map(|&d| d as u32));
+    for side in [a, b] {
+        // align right; broadcast dims (size 1 or missing) get stride 0
+        let s = strides(side.shape);
+        let off = rank - side.shape.len();
+        params.extend((0..rank).map(|i| {
+            if i < off || side.shape[i - off] == 1 {
+                0
+            } else {
+                s[i - off] as u32
+            }
+        }));
+    }
+    dispatch(
+        ctx,
+        enc,
+        &p,
+        (out.buffer, len),
+        &params,
+        &[(a.buffer, a.len()), (b.buffer, b.len())],
+        groups(len),
+    );
+}
+
+/// `fn convert(w: u32) -> u32`: reads `from` bits, returns `to` bits.
+fn convert_fn(from: DType, to: DType) -> String {
+    let read = match from {
+        DType::Float32 => "bitcast<f32>(w)",
+        DType::Int32 => "bitcast<i32>(w)",
+        DType::Uint32 | DType::Bool => "w",
+    };
+    let body = match (from, to) {
+        (_, DType::Bool) => {
+            let zero = if from == DType::Float32 {
+                "0.0"
+            } else if from == DType::Int32 {
+                "0i"
+            } else {
+                "0u"
+            };
+            format!("select(0u, 1u, {read} != {zero})")
+        }
+        (_, DType::Float32) => format!("bitcast<u32>(f32({read}))"),
+        (_, DType::Int32) => format!("bitcast<u32>(i32({read}))"),
+        (_, DType::Uint32) => format!("u32({read})"),
+    };
+    format!("fn convert(w: u32) -> u32 {{ return {body}; }}\n")
+}
+
+pub(super) fn cast(ctx: &Ctx, enc: &mut wgpu::CommandEncoder, a: Operand, out: Operand) {
+    let len = out.len();
+    if a.dtype == out.dtype {
+        enc.copy_buffer_to_buffer(a.buffer, 0, out.buffer, 0, len * 4);
+        return;
+    }
+    let key = format!("{}->{}", a.dtype, out.dtype);
+    let p = ctx.cache.pipeline(ctx.device, "cast", &key, || {
+        format!("{}{CAST}", convert_fn(a.dtype, out.dtype))
+    });
+    dispatch(
+        ctx,
+        enc,
+        &p,
+        (out.buffer, len),
+        &[len as u32],
+        &[(a.buffer, a.len())],
+        groups(len),
+    );
+}

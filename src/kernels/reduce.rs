@@ -1,0 +1,111 @@
+//! Reductions over any set of axes (`shaders/reduce.wgsl`) and softmax (`shaders/softmax.wgsl`).
+
+use super::{dispatch, grid, strides, wgsl_type, Ctx, Operand};
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::ops::infer::{axis, reduce_axes};
+use crate::ops::ReduceOp;
+
+const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
+const SOFTMAX: &str = include_str!("../../shaders/softmax.wgsl");
+
+/// The identity of `op` over `d`, as bits.
+fn identity(op: ReduceOp, d: DType) -> u32 {
+    match (op, d) {
+        (ReduceOp::Sum | ReduceOp::Mean, _) => 0,
+        (ReduceOp::Max, DType::Float32) => f32::NEG_INFINITY.to_bits(),
+        (ReduceOp::Min, DType::Float32) => f32::INFINITY.to_bits(),
+        (ReduceOp::Max, DType::Int32) => i32::MIN as u32,
+        (ReduceOp::Min, DType::Int32) => i32::MAX as u32,
+        (ReduceOp::Max, _) => 0,
+        (ReduceOp::Min, _) => u32::MAX,
+    }
+}
+
+pub(super) fn reduce(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    op: ReduceOp,
+    axes: &[i64],
+    a: Operand,
+    out: Operand,
+) -> Result<()> {
+    let red = reduce_axes("reduce", axes, a.shape.len())?;
+    let s = strides(a.shape);
+    let (mut kept_dims, mut kept_strides, mut red_dims, mut red_strides) = (vec![], vec![], vec![], vec![]);
+    for i in 0..a.shape.len() {
+        if red.contains(&i) {
+            red_dims.push(a.shape[i] as u32);
+            red_strides.push(s[i] as u32);
+        } else {
+            kept_dims.push(a.shape[i] as u32);
+            kept_strides.push(s[i] as u32);
+        }
+    }
+    let out_len = out.len();
+    let count: u32 = red_dims.iter().product();
+    let mut params = vec![
+        out_len as u32,
+        count,
+        kept_dims.len() as u32,
+        red_dims.len() as u32,
+        identity(op, a.dtype),
+    ];
+    params.extend(
+        kept_dims
+            .iter()
+            .chain(&kept_strides)
+            .chain(&red_dims)
+            .chain(&red_strides),
+    );
+    let t = wgsl_type(a.dtype);
+    let combine = match op {
+        ReduceOp::Sum | ReduceOp::Mean => "x + y",
+        ReduceOp::Max => "max(x, y)",
+        ReduceOp::Min => "min(x, y)",
+    };
+    let mean = op == ReduceOp::Mean;
+    let key = format!("{op:?}:{t}");
+    let p = ctx.cache.pipeline(ctx.device, "reduce", &key, || {
+        format!("alias T = {t};\nconst MEAN: bool = {mean};\nfn combine(x: T, y: T) -> T {{ return {combine}; }}\n{REDUCE}")
+    });
+    let (x, y) = grid(out_len);
+    dispatch(
+        ctx,
+        enc,
+        &p,
+        (out.buffer, out_len),
+        &params,
+        &[(a.buffer, a.len())],
+        (x, y, 1),
+    );
+    Ok(())
+}
+
+pub(super) fn softmax(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    ax: i64,
+    a: Operand,
+    out: Operand,
+) -> Result<()> {
+    debug_assert_eq!(a.dtype, DType::Float32);
+    let ax = axis("softmax", ax, a.shape.len())?;
+    let len = a.shape.get(ax).copied().unwrap_or(1);
+    let inner: usize = a.shape[(ax + 1).min(a.shape.len())..].iter().product();
+    let rows = a.len() as usize / len;
+    let p = ctx
+        .cache
+        .pipeline(ctx.device, "softmax", "", || SOFTMAX.to_string());
+    let (x, y) = grid(rows as u64);
+    dispatch(
+        ctx,
+        enc,
+        &p,
+        (out.buffer, out.len()),
+        &[rows as u32, len as u32, inner as u32],
+        &[(a.buffer, a.len())],
+        (x, y, 1),
+    );
+    Ok(())
+}

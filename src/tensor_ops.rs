@@ -1,0 +1,126 @@
+//! Eager ops on [`Tensor`]: each infers the result with [`crate::ops::infer`], takes the output
+//! from the pool and records the same kernel a program node would ([`crate::kernels::record`]).
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ops::{infer, BinaryOp, Op, ReduceOp, UnaryOp};
+use crate::platform::Shared;
+use crate::session::SessionShared;
+use crate::tensor::Tensor;
+
+/// Runs `op` on `args` eagerly in `s`; the result is a new tensor owned by `s`.
+pub(crate) fn apply(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor]) -> Result<Tensor> {
+    s.check_open()?;
+    for a in args {
+        a.buffer()?;
+        if !a.belongs_to(s) {
+            return Err(Error::InvalidArgument(format!(
+                "{}: {a:?} belongs to session '{}', not '{}'",
+                op.name(),
+                a.core.session.label,
+                s.label
+            )));
+        }
+    }
+    let typed: Vec<_> = args
+        .iter()
+        .map(|t| (t.shape().iter().map(|&d| Some(d)).collect(), t.dtype()))
+        .collect();
+    let (dims, dtype) = infer(op, &typed)?;
+    let shape: Vec<usize> = dims
+        .into_iter()
+        .map(|d| d.expect("concrete inputs give a concrete shape"))
+        .collect();
+    let out = Tensor::allocate(s, shape, dtype, op.name().to_string())?;
+    let operands = args.iter().map(|t| t.operand()).collect::<Result<Vec<_>>>()?;
+    let mut enc = s.gpu.device.create_command_encoder(&Default::default());
+    crate::kernels::record(&s.ctx(), &mut enc, op, &operands, out.operand()?)?;
+    s.gpu.queue.submit([enc.finish()]);
+    let shapes: Vec<&[usize]> = args.iter().map(|t| t.shape()).collect();
+    s.scopes.observe(&s.ledger, op.name(), &shapes, &[&out]);
+    Ok(out)
+}
+
+macro_rules! unary_ops {
+    ($($name:ident => $op:ident),* $(,)?) => {$(
+        #[doc = concat!("Elementwise `", stringify!($name), "`.")]
+        pub fn $name(&self) -> Result<Tensor> {
+            apply(&self.core.session, &Op::Unary(UnaryOp::$op), &[self])
+        }
+    )*};
+}
+
+macro_rules! binary_ops {
+    ($($name:ident => $op:ident),* $(,)?) => {$(
+        #[doc = concat!("Elementwise `", stringify!($name), "` with NumPy broadcasting.")]
+        pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
+            apply(&self.core.session, &Op::Binary(BinaryOp::$op), &[self, other])
+        }
+    )*};
+}
+
+macro_rules! reduce_ops {
+    ($($name:ident => $op:ident),* $(,)?) => {$(
+        #[doc = concat!("`", stringify!($name), "` over `axes` (empty: all); `keep_dims` keeps them as 1.")]
+        pub fn $name(&self, axes: &[i64], keep_dims: bool) -> Result<Tensor> {
+            let op = Op::Reduce { op: ReduceOp::$op, axes: axes.to_vec(), keep_dims };
+            apply(&self.core.session, &op, &[self])
+        }
+    )*};
+}
+
+impl Tensor {
+    unary_ops!(neg => Neg, abs => Abs, square => Square, sqrt => Sqrt, exp => Exp, log => Log,
+               relu => Relu, sigmoid => Sigmoid, tanh => Tanh);
+    binary_ops!(add => Add, sub => Sub, mul => Mul, div => Div);
+    reduce_ops!(sum => Sum, mean => Mean, max => Max, min => Min);
+
+    /// Matrix product over the last two dims; leading dims broadcast.
+    pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        apply(&self.core.session, &Op::MatMul, &[self, other])
+    }
+
+    /// Softmax along `axis` (negative counts from the end).
+    pub fn softmax(&self, axis: i64) -> Result<Tensor> {
+        apply(&self.core.session, &Op::Softmax { axis }, &[self])
+    }
+
+    /// Same elements in a new shape (a copy); one entry may be `-1`.
+    pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
+        apply(
+            &self.core.session,
+            &Op::Reshape {
+                shape: shape.to_vec(),
+            },
+            &[self],
+        )
+    }
+
+    /// Permutes the axes (`None` reverses them).
+    pub fn transpose(&self, perm: Option<&[i64]>) -> Result<Tensor> {
+        apply(
+            &self.core.session,
+            &Op::Transpose {
+                perm: perm.map(|p| p.to_vec()),
+            },
+            &[self],
+        )
+    }
+
+    /// Converts to `dtype` (float→int truncates toward zero; to bool is `x != 0`).
+    pub fn cast(&self, dtype: DType) -> Result<Tensor> {
+        apply(&self.core.session, &Op::Cast(dtype), &[self])
+    }
+
+    /// A copy with its own storage (JS `clone()`).
+    pub fn copy(&self) -> Result<Tensor> {
+        apply(&self.core.session, &Op::Clone, &[self])
+    }
+
+    /// Applies any op (the JS layer's single entry point).
+    pub fn apply(&self, op: &Op, others: &[&Tensor]) -> Result<Tensor> {
+        let mut args = vec![self];
+        args.extend_from_slice(others);
+        apply(&self.core.session, op, &args)
+    }
+}
