@@ -340,6 +340,11 @@ impl Session {
         Ok(t)
     }
 
+    /// Validates and compiles a program for this session.
+    pub fn compile(&self, program: &crate::Program) -> Result<crate::Executable> {
+        crate::Executable::compile(&self.shared, program)
+    }
+
     /// Number of compute pipelines this session has created.
     pub fn pipelines(&self) -> usize {
         self.shared.kernels.len()

@@ -74,6 +74,19 @@ impl Tensor {
         dtype: DType,
         origin: String,
     ) -> Result<Tensor> {
+        let t = Self::allocate_untracked(session, shape, dtype, origin)?;
+        session.scopes.track(&t.core);
+        Ok(t)
+    }
+
+    /// Like [`Tensor::allocate`] but outside tidy scopes: for storage owned by an executable or
+    /// an execution state, and for run intermediates.
+    pub(crate) fn allocate_untracked(
+        session: &Shared<SessionShared>,
+        shape: Vec<usize>,
+        dtype: DType,
+        origin: String,
+    ) -> Result<Tensor> {
         session.check_open()?;
         let byte_length = shape::byte_length(&shape)?;
         let lease = session.pool().acquire(byte_length)?;
@@ -89,7 +102,6 @@ impl Tensor {
             disposed: AtomicBool::new(false),
             kept: AtomicBool::new(false),
         });
-        session.scopes.track(&core);
         Ok(Tensor { core })
     }
 

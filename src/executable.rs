@@ -1,0 +1,447 @@
+//! `Executable`: a validated program compiled for one session. Each new set of concrete input
+//! shapes compiles a specialisation (shapes of every node, last uses, memory plan), cached inside
+//! the executable and counted in `compute.execution/compiles` and `executable_cache_entries`.
+//!
+//! A run records every node into one command encoder. Intermediates are taken from the pool when
+//! their node runs and given back right after their last use, so the run's peak is the largest
+//! set of simultaneously live intermediates (plus the outputs made so far), and nothing
+//! intermediate is live once `run` returns. Outputs are new tensors owned by the session.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use crate::accounting::Exec;
+use crate::error::{Error, Result};
+use crate::kernels::{record, Operand};
+use crate::ops::infer;
+use crate::platform::Shared;
+use crate::program::{Node, NodeId, Program};
+use crate::session::SessionShared;
+use crate::state::ExecutionState;
+use crate::tensor::Tensor;
+
+static NEXT_EXECUTABLE: AtomicU64 = AtomicU64::new(1);
+
+/// What a run of one specialisation holds, in bytes (`byteLength`, no size-class rounding).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryPlan {
+    /// Largest total of intermediates live at once during the run (freed before `run` returns).
+    pub intermediate_bytes: u64,
+    /// Bytes of the output tensors `run` returns.
+    pub output_bytes: u64,
+    /// Bytes of one `ExecutionState` (all slots).
+    pub state_bytes: u64,
+    /// Largest total the run itself holds at once: live intermediates plus outputs made so far.
+    /// Inputs, state and constants already exist before the run and are not included.
+    pub peak_bytes: u64,
+}
+
+/// A compiled specialisation.
+struct Plan {
+    shapes: Vec<Vec<usize>>,
+    dtypes: Vec<crate::DType>,
+    /// For each node, the last node index that reads it (`usize::MAX` if it must outlive the run).
+    last_use: Vec<usize>,
+    memory: MemoryPlan,
+}
+
+pub(crate) struct ExecutableShared {
+    pub(crate) id: u64,
+    pub(crate) session: Shared<SessionShared>,
+    pub(crate) program: Program,
+    constants: Mutex<HashMap<NodeId, Tensor>>,
+    plans: Mutex<HashMap<Vec<Vec<usize>>, Shared<Plan>>>,
+    disposed: AtomicBool,
+}
+
+/// A compiled program. Runs return tensors owned by the session.
+pub struct Executable {
+    pub(crate) inner: Shared<ExecutableShared>,
+}
+
+fn bytes(shape: &[usize]) -> u64 {
+    shape.iter().product::<usize>() as u64 * 4
+}
+
+impl Executable {
+    /// Validates and compiles `program` for `session` (uploads its constants).
+    pub(crate) fn compile(session: &Shared<SessionShared>, program: &Program) -> Result<Executable> {
+        session.check_open()?;
+        program.validate()?;
+        let mut constants = HashMap::new();
+        for (i, node) in program.nodes().iter().enumerate() {
+            if let Node::Constant { data, shape, dtype } = node {
+                let origin = format!("constant of program '{}'", program.name());
+                let t = Tensor::allocate_untracked(session, shape.clone(), *dtype, origin)?;
+                let words = data.iter().map(|&v| dtype.word_from_f64(v)).collect::<Result<Vec<u32>>>()?;
+                session.gpu.queue.write_buffer(t.buffer()?, 0, bytemuck::cast_slice(&words));
+                session.ledger.count(Exec::Upload(t.byte_length()));
+                constants.insert(i, t);
+            }
+        }
+        Ok(Executable {
+            inner: Shared::new(ExecutableShared {
+                id: NEXT_EXECUTABLE.fetch_add(1, Ordering::Relaxed),
+                session: session.clone(),
+                program: program.clone(),
+                constants: Mutex::new(constants),
+                plans: Mutex::new(HashMap::new()),
+                disposed: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    /// The program's name.
+    pub fn name(&self) -> &str {
+        self.inner.program.name()
+    }
+
+    /// The program this was compiled from.
+    pub fn program(&self) -> &Program {
+        &self.inner.program
+    }
+
+    /// Specialisations cached so far.
+    pub fn cache_entries(&self) -> usize {
+        self.inner.plans.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    /// Whether `dispose()` has been called.
+    pub fn is_disposed(&self) -> bool {
+        self.inner.disposed.load(Ordering::SeqCst)
+    }
+
+    fn check_live(&self) -> Result<()> {
+        if self.is_disposed() {
+            return Err(Error::Disposed(format!("executable '{}'", self.name())));
+        }
+        Ok(())
+    }
+
+    /// Releases the constants and the cached specialisations. Idempotent. States created from it
+    /// keep their storage until they are disposed.
+    pub fn dispose(&self) {
+        if self.inner.disposed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        self.inner.constants.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        let n = std::mem::take(&mut *self.inner.plans.lock().unwrap_or_else(|p| p.into_inner())).len();
+        self.inner.session.ledger.count(Exec::CacheEntries(-(n as i64)));
+    }
+
+    /// A new state: every slot zero-filled, or copied from `init` (by slot name).
+    pub fn create_state(&self, init: &[(&str, &Tensor)]) -> Result<ExecutionState> {
+        self.check_live()?;
+        ExecutionState::create(&self.inner, init)
+    }
+
+    /// Concrete input shapes in declaration order, from a name → shape lookup.
+    fn concrete_inputs(&self, shape_of: &dyn Fn(&str) -> Option<Vec<usize>>) -> Result<Vec<Vec<usize>>> {
+        let mut out = vec![];
+        for (_, name, _, decl) in self.inner.program.inputs() {
+            let given = match shape_of(name) {
+                Some(s) => s,
+                None if decl.iter().all(|&d| d > 0) => decl.iter().map(|&d| d as usize).collect(),
+                None => {
+                    return Err(Error::InvalidArgument(format!(
+                        "input '{name}' has dynamic dims {decl:?}: give its shape"
+                    )))
+                }
+            };
+            let fits = given.len() == decl.len() && decl.iter().zip(&given).all(|(&d, &g)| d == -1 || d as usize == g);
+            if !fits {
+                return Err(Error::ShapeMismatch(format!(
+                    "input '{name}' expects shape {decl:?}, got {given:?}"
+                )));
+            }
+            crate::shape::element_count(&given)?;
+            out.push(given);
+        }
+        Ok(out)
+    }
+
+    /// The specialisation for these input shapes, compiling it on first use.
+    fn plan(&self, inputs: Vec<Vec<usize>>) -> Result<Shared<Plan>> {
+        let mut plans = self.inner.plans.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(p) = plans.get(&inputs) {
+            return Ok(p.clone());
+        }
+        let plan = Shared::new(self.specialise(&inputs)?);
+        plans.insert(inputs, plan.clone());
+        let ledger = &self.inner.session.ledger;
+        ledger.count(Exec::Compile);
+        ledger.count(Exec::CacheEntries(1));
+        Ok(plan)
+    }
+
+    fn specialise(&self, inputs: &[Vec<usize>]) -> Result<Plan> {
+        let p = &self.inner.program;
+        let nodes = p.nodes();
+        let mut shapes: Vec<Vec<usize>> = Vec::with_capacity(nodes.len());
+        let mut types = Vec::with_capacity(nodes.len());
+        let mut next_input = 0;
+        for (i, node) in nodes.iter().enumerate() {
+            let (shape, dtype) = match node {
+                Node::Input { dtype, .. } => {
+                    next_input += 1;
+                    (inputs[next_input - 1].clone(), *dtype)
+                }
+                Node::State { shape, dtype, .. } | Node::Constant { shape, dtype, .. } => (shape.clone(), *dtype),
+                Node::Op { op, args } => {
+                    let a: Vec<_> =
+                        args.iter().map(|&j| (shapes[j].iter().map(|&d| Some(d)).collect(), types[j])).collect();
+                    let (dims, dtype) = infer(op, &a).map_err(|e| match e {
+                        Error::ShapeMismatch(m) => {
+                            Error::ShapeMismatch(format!("node {i} ({}) for inputs {inputs:?}: {m}", op.name()))
+                        }
+                        other => other,
+                    })?;
+                    (dims.into_iter().map(|d| d.expect("concrete")).collect(), dtype)
+                }
+            };
+            shapes.push(shape);
+            types.push(dtype);
+        }
+        for (state, node) in p.assigns() {
+            let (_, _, _, want) = p.states().find(|s| s.1 == state).expect("validated");
+            if shapes[*node] != want {
+                return Err(Error::ShapeMismatch(format!(
+                    "assign to '{state}': the state has shape {want:?} but node {node} has {:?} for inputs {inputs:?}",
+                    shapes[*node]
+                )));
+            }
+        }
+        let mut last_use = vec![0usize; nodes.len()];
+        for (i, node) in nodes.iter().enumerate() {
+            if let Node::Op { args, .. } = node {
+                for &a in args {
+                    last_use[a] = i;
+                }
+            }
+        }
+        for (_, n) in p.outputs().iter().chain(p.assigns()) {
+            last_use[*n] = usize::MAX;
+        }
+        let memory = Self::simulate(p, &shapes, &last_use);
+        Ok(Plan { shapes, dtypes: types, last_use, memory })
+    }
+
+    /// Walks the schedule `run` follows and totals what it holds.
+    fn simulate(p: &Program, shapes: &[Vec<usize>], last_use: &[usize]) -> MemoryPlan {
+        let nodes = p.nodes();
+        let output_nodes: Vec<NodeId> = p.outputs().iter().map(|(_, n)| *n).collect();
+        let (mut live_mid, mut peak_mid, mut outs, mut peak) = (0u64, 0u64, 0u64, 0u64);
+        let mut freed = vec![false; nodes.len()];
+        for (i, node) in nodes.iter().enumerate() {
+            let Node::Op { args, .. } = node else { continue };
+            if output_nodes.contains(&i) {
+                outs += bytes(&shapes[i]);
+            } else if last_use[i] != i {
+                live_mid += bytes(&shapes[i]);
+            }
+            peak_mid = peak_mid.max(live_mid);
+            peak = peak.max(live_mid + outs);
+            for &a in args {
+                let is_mid = matches!(nodes[a], Node::Op { .. }) && !output_nodes.contains(&a);
+                if is_mid && last_use[a] == i && !freed[a] {
+                    freed[a] = true;
+                    live_mid -= bytes(&shapes[a]);
+                }
+            }
+        }
+        // outputs that name a non-op node, or an op node twice, are copies made at the end
+        let mut seen = vec![false; nodes.len()];
+        for &n in &output_nodes {
+            if !matches!(nodes[n], Node::Op { .. }) || std::mem::replace(&mut seen[n], true) {
+                outs += bytes(&shapes[n]);
+            }
+        }
+        peak = peak.max(live_mid + outs);
+        let state_bytes = p.states().map(|(_, _, _, s)| bytes(s)).sum();
+        MemoryPlan { intermediate_bytes: peak_mid, output_bytes: outs, state_bytes, peak_bytes: peak }
+    }
+
+    /// What a run with these input shapes holds (only dynamic inputs need a shape).
+    pub fn memory_plan(&self, input_shapes: &HashMap<String, Vec<usize>>) -> Result<MemoryPlan> {
+        self.check_live()?;
+        for k in input_shapes.keys() {
+            if !self.inner.program.inputs().any(|(_, n, _, _)| n == k) {
+                return Err(Error::InvalidArgument(format!("memoryPlan: the program has no input '{k}'")));
+            }
+        }
+        let inputs = self.concrete_inputs(&|n| input_shapes.get(n).cloned())?;
+        Ok(self.plan(inputs)?.memory)
+    }
+
+    /// Runs the program. `inputs` are `(name, tensor)`; `state` is required when the program has
+    /// state slots. Returns the outputs `(name, tensor)` in declaration order.
+    pub fn run(&self, inputs: &[(&str, &Tensor)], state: Option<&ExecutionState>) -> Result<Vec<(String, Tensor)>> {
+        let start = crate::platform::now_ms();
+        self.check_live()?;
+        let ex = &self.inner;
+        let s = &ex.session;
+        s.check_open()?;
+        let p = &ex.program;
+        let declared: Vec<&str> = p.inputs().map(|(_, n, _, _)| n).collect();
+        for (i, (name, t)) in inputs.iter().enumerate() {
+            if !declared.contains(name) {
+                return Err(Error::InvalidArgument(format!(
+                    "program '{}' has no input '{name}' (its inputs are {declared:?})",
+                    p.name()
+                )));
+            }
+            if inputs[..i].iter().any(|(n, _)| n == name) {
+                return Err(Error::InvalidArgument(format!("input '{name}' is given twice")));
+            }
+            t.buffer()?;
+            if !t.belongs_to(s) {
+                return Err(Error::InvalidArgument(format!(
+                    "input '{name}': {t:?} belongs to session '{}', not '{}'",
+                    t.core.session.label, s.label
+                )));
+            }
+        }
+        let mut by_name: HashMap<&str, &Tensor> = HashMap::new();
+        for (_, name, dtype, _) in p.inputs() {
+            let t = inputs.iter().find(|(n, _)| *n == name).map(|(_, t)| *t).ok_or_else(|| {
+                Error::InvalidArgument(format!("missing input '{name}' (the program's inputs are {declared:?})"))
+            })?;
+            if t.dtype() != dtype {
+                return Err(Error::DtypeMismatch(format!("input '{name}' must be {dtype}, got {}", t.dtype())));
+            }
+            by_name.insert(name, t);
+        }
+        let has_state = p.states().next().is_some();
+        let state = match (has_state, state) {
+            (true, None) => {
+                return Err(Error::InvalidArgument(format!(
+                    "program '{}' has state: pass an ExecutionState from createState()",
+                    p.name()
+                )))
+            }
+            (false, Some(_)) => {
+                return Err(Error::InvalidArgument(format!("program '{}' has no state slots", p.name())))
+            }
+            (true, Some(st)) => {
+                st.check_for(ex)?;
+                Some(st)
+            }
+            (false, None) => None,
+        };
+        let plan = self.plan(self.concrete_inputs(&|n| by_name.get(n).map(|t| t.shape().to_vec()))?)?;
+        let outputs = self.execute(&plan, &by_name, state)?;
+        s.ledger.count(Exec::Execution);
+        s.ledger.count(Exec::RunTime(((crate::platform::now_ms() - start) * 1000.0).max(0.0) as u64));
+        Ok(outputs)
+    }
+
+    fn execute(
+        &self,
+        plan: &Plan,
+        inputs: &HashMap<&str, &Tensor>,
+        state: Option<&ExecutionState>,
+    ) -> Result<Vec<(String, Tensor)>> {
+        let ex = &self.inner;
+        let s = &ex.session;
+        let p = &ex.program;
+        let nodes = p.nodes();
+        let constants = ex.constants.lock().unwrap_or_else(|p| p.into_inner());
+        let ctx = s.ctx();
+        let mut enc = s.gpu.device.create_command_encoder(&Default::default());
+        // Storage made by this run, by node: outputs (kept) and intermediates (released at last use).
+        let mut made: Vec<Option<Tensor>> = (0..nodes.len()).map(|_| None).collect();
+        let output_nodes: Vec<NodeId> = p.outputs().iter().map(|(_, n)| *n).collect();
+        let first_output_name = |i: NodeId| p.outputs().iter().find(|(_, n)| *n == i).map(|(name, _)| name.clone());
+        let external = |i: NodeId| -> Result<&Tensor> {
+            Ok(match &nodes[i] {
+                Node::Input { name, .. } => inputs[name.as_str()],
+                Node::State { name, .. } => state.expect("checked").slot(name),
+                Node::Constant { .. } => &constants[&i],
+                Node::Op { .. } => unreachable!("op nodes are made by the run"),
+            })
+        };
+        for (i, node) in nodes.iter().enumerate() {
+            let Node::Op { op, args } = node else { continue };
+            let dtype = plan.dtypes[i];
+            let origin = match first_output_name(i) {
+                Some(name) => format!("program '{}' output '{name}'", p.name()),
+                None => format!("intermediate of program '{}'", p.name()),
+            };
+            let out = Tensor::allocate_untracked(s, plan.shapes[i].clone(), dtype, origin)?;
+            {
+                let mut operands: Vec<Operand> = Vec::with_capacity(args.len());
+                for &a in args {
+                    let t = match &made[a] {
+                        Some(t) => t,
+                        None => external(a)?,
+                    };
+                    operands.push(Operand { buffer: t.buffer()?, shape: &plan.shapes[a], dtype: t.dtype() });
+                }
+                record(&ctx, &mut enc, op, &operands, out.operand()?)?;
+            }
+            made[i] = Some(out);
+            for &a in args {
+                if plan.last_use[a] == i && !output_nodes.contains(&a) {
+                    made[a] = None; // back to the pool; later nodes may reuse the buffer
+                }
+            }
+        }
+        // Outputs: op results move out; anything else (an input, a state, a constant, or an op
+        // named twice) is copied — a fixup.
+        let mut outputs = Vec::with_capacity(p.outputs().len());
+        let mut fixups = 0;
+        for (name, n) in p.outputs() {
+            let t = match made[*n].take() {
+                Some(t) => t,
+                None => {
+                    let src = match &nodes[*n] {
+                        Node::Op { .. } => outputs.iter().find(|(_, _, id)| id == n).map(|(_, t, _)| t).expect("moved earlier"),
+                        _ => external(*n)?,
+                    };
+                    let origin = format!("program '{}' output '{name}'", p.name());
+                    let copy = Tensor::allocate_untracked(s, plan.shapes[*n].clone(), src.dtype(), origin)?;
+                    enc.copy_buffer_to_buffer(src.buffer()?, 0, copy.buffer()?, 0, copy.byte_length());
+                    fixups += 1;
+                    copy
+                }
+            };
+            outputs.push((name.clone(), t, *n));
+        }
+        // Assignments: copy each new value into its slot after every read of the old one.
+        for (slot, n) in p.assigns() {
+            let dst = state.expect("validated").slot(slot);
+            let src = match &made[*n] {
+                Some(t) => t,
+                None => match &nodes[*n] {
+                    Node::Op { .. } => outputs.iter().find(|(_, _, id)| id == n).map(|(_, t, _)| t).expect("an output"),
+                    _ => external(*n)?,
+                },
+            };
+            if src.buffer()? != dst.buffer()? {
+                enc.copy_buffer_to_buffer(src.buffer()?, 0, dst.buffer()?, 0, dst.byte_length());
+                fixups += 1;
+            }
+        }
+        s.gpu.queue.submit([enc.finish()]);
+        for _ in 0..fixups {
+            s.ledger.count(Exec::Fixup);
+        }
+        drop(made);
+        let outputs: Vec<(String, Tensor)> = outputs.into_iter().map(|(n, t, _)| (n, t)).collect();
+        for (_, t) in &outputs {
+            s.scopes.track(&t.core);
+        }
+        let in_shapes: Vec<&[usize]> = inputs.values().map(|t| t.shape()).collect();
+        let outs: Vec<&Tensor> = outputs.iter().map(|(_, t)| t).collect();
+        s.scopes.observe(&s.ledger, &format!("run:{}", p.name()), &in_shapes, &outs);
+        Ok(outputs)
+    }
+}
+
+impl Drop for Executable {
+    fn drop(&mut self) {
+        self.dispose();
+    }
+}

@@ -1,0 +1,355 @@
+//! The JSON form of a program (`toJSON` / `fromJSON`), documented in the README:
+//!
+//! ```json
+//! { "format": "affon.program/1", "name": "running_mean",
+//!   "nodes": [ {"op": "input", "name": "x", "dtype": "float32", "shape": [-1, 4]},
+//!              {"op": "state", "name": "acc", "dtype": "float32", "shape": [4]},
+//!              {"op": "sum", "args": [0], "axes": [0], "keepDims": false},
+//!              {"op": "add", "args": [1, 2]},
+//!              {"op": "relu", "args": [3]} ],
+//!   "outputs": [{"name": "y", "node": 4}],
+//!   "assign": [{"state": "acc", "node": 3}] }
+//! ```
+//!
+//! A node's id is its index in `nodes`; `args` may only name earlier nodes. Constants carry
+//! `data` (numbers; `"NaN"`, `"Infinity"`, `"-Infinity"` as strings), `shape` and `dtype`. Parsing
+//! never panics: anything malformed is `INVALID_PROGRAM` naming the node.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Node, Program};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ops::Op;
+
+/// The `format` tag written and required.
+pub const FORMAT: &str = "affon.program/1";
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProgramJson {
+    format: String,
+    name: String,
+    nodes: Vec<NodeJson>,
+    #[serde(default)]
+    outputs: Vec<OutputJson>,
+    #[serde(default)]
+    assign: Vec<AssignJson>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OutputJson {
+    name: String,
+    node: usize,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AssignJson {
+    state: String,
+    node: usize,
+}
+
+#[derive(Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct NodeJson {
+    op: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dtype: Option<DType>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shape: Option<Vec<i64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data: Option<Vec<Num>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    args: Option<Vec<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    axes: Option<Vec<i64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    keep_dims: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    axis: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    perm: Option<Vec<i64>>,
+}
+
+/// A number, or one of the non-finite values JSON cannot spell.
+#[derive(Serialize, Deserialize, Clone, Copy)]
+#[serde(untagged)]
+enum Num {
+    N(f64),
+    S(NonFinite),
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy)]
+enum NonFinite {
+    NaN,
+    Infinity,
+    #[serde(rename = "-Infinity")]
+    NegInfinity,
+}
+
+impl From<f64> for Num {
+    fn from(v: f64) -> Num {
+        if v.is_nan() {
+            Num::S(NonFinite::NaN)
+        } else if v == f64::INFINITY {
+            Num::S(NonFinite::Infinity)
+        } else if v == f64::NEG_INFINITY {
+            Num::S(NonFinite::NegInfinity)
+        } else {
+            Num::N(v)
+        }
+    }
+}
+
+impl From<Num> for f64 {
+    fn from(n: Num) -> f64 {
+        match n {
+            Num::N(v) => v,
+            Num::S(NonFinite::NaN) => f64::NAN,
+            Num::S(NonFinite::Infinity) => f64::INFINITY,
+            Num::S(NonFinite::NegInfinity) => f64::NEG_INFINITY,
+        }
+    }
+}
+
+fn node_json(node: &Node) -> NodeJson {
+    match node {
+        Node::Input { name, dtype, shape } => NodeJson {
+            op: "input".into(),
+            name: Some(name.clone()),
+            dtype: Some(*dtype),
+            shape: Some(shape.clone()),
+            ..Default::default()
+        },
+        Node::State { name, dtype, shape } => NodeJson {
+            op: "state".into(),
+            name: Some(name.clone()),
+            dtype: Some(*dtype),
+            shape: Some(shape.iter().map(|&d| d as i64).collect()),
+            ..Default::default()
+        },
+        Node::Constant { data, shape, dtype } => NodeJson {
+            op: "constant".into(),
+            dtype: Some(*dtype),
+            shape: Some(shape.iter().map(|&d| d as i64).collect()),
+            data: Some(data.iter().map(|&v| v.into()).collect()),
+            ..Default::default()
+        },
+        Node::Op { op, args } => {
+            let mut j = NodeJson { op: op.name().into(), args: Some(args.clone()), ..Default::default() };
+            match op {
+                Op::Cast(d) => j.dtype = Some(*d),
+                Op::Reduce { axes, keep_dims, .. } => {
+                    j.axes = Some(axes.clone());
+                    j.keep_dims = Some(*keep_dims);
+                }
+                Op::Softmax { axis } => j.axis = Some(*axis),
+                Op::Reshape { shape } => j.shape = Some(shape.clone()),
+                Op::Transpose { perm } => j.perm = perm.clone(),
+                _ => {}
+            }
+            j
+        }
+    }
+}
+
+fn bad(i: usize, what: impl std::fmt::Display) -> Error {
+    Error::InvalidProgram(format!("node {i}: {what}"))
+}
+
+fn dims(i: usize, shape: Option<Vec<i64>>, allow_dynamic: bool) -> Result<Vec<i64>> {
+    let shape = shape.ok_or_else(|| bad(i, "missing 'shape'"))?;
+    if let Some(d) = shape.iter().find(|&&d| d == 0 || d < -1 || (!allow_dynamic && d < 0)) {
+        return Err(bad(i, format!("dimension {d} in {shape:?} is not allowed here")));
+    }
+    Ok(shape)
+}
+
+fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
+    let NodeJson { op, name, dtype, shape, data, args, axes, keep_dims, axis, perm } = j;
+    let unexpected = |present: bool, field: &str| {
+        if present {
+            Err(bad(i, format!("'{op}' takes no '{field}'")))
+        } else {
+            Ok(())
+        }
+    };
+    if matches!(op.as_str(), "input" | "state" | "constant") {
+        for (f, present) in [
+            ("args", args.is_some()),
+            ("axes", axes.is_some()),
+            ("keepDims", keep_dims.is_some()),
+            ("axis", axis.is_some()),
+            ("perm", perm.is_some()),
+            ("name", name.is_some() && op == "constant"),
+            ("data", data.is_some() && op != "constant"),
+        ] {
+            unexpected(present, f)?;
+        }
+    }
+    let need_dtype = || dtype.ok_or_else(|| bad(i, format!("'{op}' needs 'dtype'")));
+    let need_name = || name.clone().ok_or_else(|| bad(i, format!("'{op}' needs 'name'")));
+    let node = match op.as_str() {
+        "input" => Node::Input { name: need_name()?, dtype: need_dtype()?, shape: dims(i, shape, true)? },
+        "state" => Node::State {
+            name: need_name()?,
+            dtype: need_dtype()?,
+            shape: dims(i, shape, false)?.into_iter().map(|d| d as usize).collect(),
+        },
+        "constant" => Node::Constant {
+            data: data.ok_or_else(|| bad(i, "constant needs 'data'"))?.into_iter().map(f64::from).collect(),
+            shape: dims(i, shape, false)?.into_iter().map(|d| d as usize).collect(),
+            dtype: need_dtype()?,
+        },
+        other => {
+            unexpected(name.is_some(), "name")?;
+            unexpected(data.is_some(), "data")?;
+            let args = args.ok_or_else(|| bad(i, format!("'{other}' needs 'args'")))?;
+            let op = if let Some(u) = Op::unary(other) {
+                Op::Unary(u)
+            } else if let Some(b) = Op::binary(other) {
+                Op::Binary(b)
+            } else if let Some(r) = Op::reduce(other) {
+                Op::Reduce { op: r, axes: axes.clone().unwrap_or_default(), keep_dims: keep_dims.unwrap_or(false) }
+            } else {
+                match other {
+                    "cast" => Op::Cast(need_dtype()?),
+                    "matmul" => Op::MatMul,
+                    "softmax" => Op::Softmax { axis: axis.unwrap_or(-1) },
+                    "reshape" => Op::Reshape { shape: shape.clone().ok_or_else(|| bad(i, "reshape needs 'shape'"))? },
+                    "transpose" => Op::Transpose { perm: perm.clone() },
+                    "clone" => Op::Clone,
+                    _ => return Err(bad(i, format!("unknown op '{other}'"))),
+                }
+            };
+            let uses = |f: &str| match (&op, f) {
+                (Op::Reduce { .. }, "axes" | "keepDims") => true,
+                (Op::Softmax { .. }, "axis") => true,
+                (Op::Reshape { .. }, "shape") => true,
+                (Op::Transpose { .. }, "perm") => true,
+                (Op::Cast(_), "dtype") => true,
+                _ => false,
+            };
+            for (f, present) in [
+                ("axes", axes.is_some()),
+                ("keepDims", keep_dims.is_some()),
+                ("axis", axis.is_some()),
+                ("shape", shape.is_some()),
+                ("perm", perm.is_some()),
+                ("dtype", dtype.is_some()),
+            ] {
+                if present && !uses(f) {
+                    unexpected(true, f)?;
+                }
+            }
+            Node::Op { op, args }
+        }
+    };
+    Ok(node)
+}
+
+impl Program {
+    /// The JSON form (see the module docs); `from_json(to_json())` is exact.
+    pub fn to_json(&self) -> serde_json::Value {
+        let j = ProgramJson {
+            format: FORMAT.into(),
+            name: self.name.clone(),
+            nodes: self.nodes.iter().map(node_json).collect(),
+            outputs: self.outputs.iter().map(|(n, id)| OutputJson { name: n.clone(), node: *id }).collect(),
+            assign: self.assigns.iter().map(|(s, id)| AssignJson { state: s.clone(), node: *id }).collect(),
+        };
+        serde_json::to_value(j).expect("program JSON is always serialisable")
+    }
+
+    /// The JSON text of [`Program::to_json`].
+    pub fn to_json_string(&self) -> String {
+        self.to_json().to_string()
+    }
+
+    /// Parses and validates a program; anything malformed is `INVALID_PROGRAM` (or the shape and
+    /// dtype codes for type errors), never a panic.
+    pub fn from_json(text: &str) -> Result<Program> {
+        let j: ProgramJson = serde_json::from_str(text)
+            .map_err(|e| Error::InvalidProgram(format!("program JSON is malformed: {e}")))?;
+        if j.format != FORMAT {
+            return Err(Error::InvalidProgram(format!("format is '{}', expected '{FORMAT}'", j.format)));
+        }
+        let mut p = Program::new(&j.name);
+        for (i, n) in j.nodes.into_iter().enumerate() {
+            let node = parse_node(i, n)?;
+            p.push(node)?;
+        }
+        for o in j.outputs {
+            p.output(&o.name, o.node)?;
+        }
+        for a in j.assign {
+            p.assign(&a.state, a.node)?;
+        }
+        p.validate()?;
+        Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn running_mean() -> Program {
+        let mut p = Program::new("running_mean");
+        let x = p.input("x", DType::Float32, &[-1, 4]).unwrap();
+        let acc = p.state("acc", DType::Float32, &[4]).unwrap();
+        let s = p.sum(x, &[0], false).unwrap();
+        let next = p.add(acc, s).unwrap();
+        p.assign("acc", next).unwrap();
+        let r = p.relu(next).unwrap();
+        p.output("y", r).unwrap();
+        let c = p.constant(&[f64::NAN, f64::INFINITY, -0.5, 1e-30], &[4], DType::Float32).unwrap();
+        let m = p.mul(r, c).unwrap();
+        let t = p.transpose(m, None).unwrap();
+        p.output("z", t).unwrap();
+        p
+    }
+
+    #[test]
+    fn json_round_trip_is_exact() {
+        let p = running_mean();
+        let text = p.to_json_string();
+        let q = Program::from_json(&text).unwrap();
+        assert_eq!(q.to_json_string(), text);
+        assert_eq!(q.nodes().len(), p.nodes().len());
+        assert!(text.contains("\"NaN\"") && text.contains("\"Infinity\""), "{text}");
+    }
+
+    #[test]
+    fn malformed_json_is_invalid_program_never_a_panic() {
+        let good = running_mean().to_json();
+        let mut cases: Vec<String> = vec![
+            "".into(),
+            "{".into(),
+            "[]".into(),
+            "null".into(),
+            r#"{"format":"affon.program/1","name":"p","nodes":[{"op":"add","args":[0,0]}],"outputs":[{"name":"y","node":0}]}"#.into(),
+            r#"{"format":"affon.program/1","name":"p","nodes":[{"op":"input","name":"x","dtype":"float32","shape":[2]},{"op":"relu","args":[2]}],"outputs":[{"name":"y","node":1}]}"#.into(),
+            r#"{"format":"affon.program/1","name":"p","nodes":[{"op":"input","name":"x","dtype":"float32","shape":[2]}],"outputs":[{"name":"y","node":7}]}"#.into(),
+            r#"{"format":"affon.program/1","name":"p","nodes":[{"op":"frobnicate","args":[]}]}"#.into(),
+            r#"{"format":"affon.program/2","name":"p","nodes":[]}"#.into(),
+            r#"{"format":"affon.program/1","name":"p","nodes":[{"op":"input","name":"x","dtype":"float32","shape":[0]}]}"#.into(),
+            r#"{"format":"affon.program/1","name":"p","nodes":[{"op":"input","name":"x","dtype":"float32","shape":[2]}],"outputs":[]}"#.into(),
+            r#"{"format":"affon.program/1","name":"p","nodes":[{"op":"input","name":"x","dtype":"float32","shape":[2],"axis":1}],"outputs":[{"name":"y","node":0}]}"#.into(),
+        ];
+        // every prefix of a valid program
+        let text = good.to_string();
+        cases.extend((0..text.len()).step_by(7).map(|n| text[..n].to_string()));
+        for c in cases {
+            let e = Program::from_json(&c).unwrap_err();
+            assert_eq!(e.code(), "INVALID_PROGRAM", "{c} → {e}");
+        }
+        let e = Program::from_json(r#"{"format":"affon.program/1","name":"p","nodes":[{"op":"input","name":"x","dtype":"float32","shape":[2,3]},{"op":"input","name":"w","dtype":"float32","shape":[2,3]},{"op":"matmul","args":[0,1]}],"outputs":[{"name":"y","node":2}]}"#).unwrap_err();
+        assert_eq!(e.code(), "SHAPE_MISMATCH");
+        assert!(e.to_string().contains("node 2 (matmul)"), "{e}");
+    }
+}

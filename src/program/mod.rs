@@ -1,0 +1,337 @@
+//! `Program`: a named graph of inputs (with dynamic dims), state slots, constants and op nodes,
+//! plus named outputs and state assignments. Pure data and validation — no GPU. Nodes can only
+//! refer to nodes defined before them, so a program is acyclic by construction; `fromJSON` checks
+//! the same rule. Compilation is in `crate::executable`.
+
+mod json;
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ops::{infer, BinaryOp, Dims, Op, ReduceOp, UnaryOp};
+
+/// Index of a node in its program.
+pub type NodeId = usize;
+
+/// One node.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node {
+    /// A run input; `-1` dims are dynamic (specialised per run).
+    Input {
+        /// Input name.
+        name: String,
+        /// Element type.
+        dtype: DType,
+        /// Dims, `-1` for dynamic.
+        shape: Vec<i64>,
+    },
+    /// A slot of the `ExecutionState` (concrete shape).
+    State {
+        /// Slot name.
+        name: String,
+        /// Element type.
+        dtype: DType,
+        /// Dims.
+        shape: Vec<usize>,
+    },
+    /// Data held by the compiled executable.
+    Constant {
+        /// Values (representable in `dtype`).
+        data: Vec<f64>,
+        /// Dims.
+        shape: Vec<usize>,
+        /// Element type.
+        dtype: DType,
+    },
+    /// An op applied to earlier nodes.
+    Op {
+        /// The op.
+        op: Op,
+        /// Argument nodes.
+        args: Vec<NodeId>,
+    },
+}
+
+/// A program: build it with the node methods or load it with [`Program::from_json`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Program {
+    name: String,
+    nodes: Vec<Node>,
+    outputs: Vec<(String, NodeId)>,
+    assigns: Vec<(String, NodeId)>,
+    /// Inferred type of each node (kept in step with `nodes` by `push`).
+    types: Vec<(Dims, DType)>,
+}
+
+fn node_err(id: NodeId, node: &Node, e: Error) -> Error {
+    let what = match node {
+        Node::Input { name, .. } => format!("node {id} (input '{name}')"),
+        Node::State { name, .. } => format!("node {id} (state '{name}')"),
+        Node::Constant { .. } => format!("node {id} (constant)"),
+        Node::Op { op, .. } => format!("node {id} ({})", op.name()),
+    };
+    match e {
+        Error::ShapeMismatch(m) => Error::ShapeMismatch(format!("{what}: {m}")),
+        Error::DtypeMismatch(m) => Error::DtypeMismatch(format!("{what}: {m}")),
+        Error::InvalidArgument(m) | Error::InvalidProgram(m) => Error::InvalidProgram(format!("{what}: {m}")),
+        other => other,
+    }
+}
+
+macro_rules! unary_nodes {
+    ($($name:ident => $op:ident),* $(,)?) => {$(
+        #[doc = concat!("Adds an elementwise `", stringify!($name), "` node.")]
+        pub fn $name(&mut self, a: NodeId) -> Result<NodeId> {
+            self.op(Op::Unary(UnaryOp::$op), &[a])
+        }
+    )*};
+}
+macro_rules! binary_nodes {
+    ($($name:ident => $op:ident),* $(,)?) => {$(
+        #[doc = concat!("Adds a broadcasting `", stringify!($name), "` node.")]
+        pub fn $name(&mut self, a: NodeId, b: NodeId) -> Result<NodeId> {
+            self.op(Op::Binary(BinaryOp::$op), &[a, b])
+        }
+    )*};
+}
+macro_rules! reduce_nodes {
+    ($($name:ident => $op:ident),* $(,)?) => {$(
+        #[doc = concat!("Adds a `", stringify!($name), "` reduction node.")]
+        pub fn $name(&mut self, a: NodeId, axes: &[i64], keep_dims: bool) -> Result<NodeId> {
+            self.op(Op::Reduce { op: ReduceOp::$op, axes: axes.to_vec(), keep_dims }, &[a])
+        }
+    )*};
+}
+
+impl Program {
+    /// An empty program called `name`.
+    pub fn new(name: &str) -> Program {
+        Program { name: name.to_string(), nodes: vec![], outputs: vec![], assigns: vec![], types: vec![] }
+    }
+
+    /// The program's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The nodes, in definition order.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+    /// Named outputs, in declaration order.
+    pub fn outputs(&self) -> &[(String, NodeId)] {
+        &self.outputs
+    }
+    /// State assignments `(slot, node)`.
+    pub fn assigns(&self) -> &[(String, NodeId)] {
+        &self.assigns
+    }
+
+    /// Inputs `(node, name, dtype, shape)` in definition order.
+    pub fn inputs(&self) -> impl Iterator<Item = (NodeId, &str, DType, &[i64])> {
+        self.nodes.iter().enumerate().filter_map(|(i, n)| match n {
+            Node::Input { name, dtype, shape } => Some((i, name.as_str(), *dtype, shape.as_slice())),
+            _ => None,
+        })
+    }
+
+    /// State slots `(node, name, dtype, shape)` in definition order.
+    pub fn states(&self) -> impl Iterator<Item = (NodeId, &str, DType, &[usize])> {
+        self.nodes.iter().enumerate().filter_map(|(i, n)| match n {
+            Node::State { name, dtype, shape } => Some((i, name.as_str(), *dtype, shape.as_slice())),
+            _ => None,
+        })
+    }
+
+    /// Adds a node after checking it against the nodes before it (names, arguments, shapes).
+    pub fn push(&mut self, node: Node) -> Result<NodeId> {
+        let id = self.nodes.len();
+        Self::check_node(&self.nodes, id, &node, &mut self.types).map_err(|e| node_err(id, &node, e))?;
+        self.nodes.push(node);
+        Ok(id)
+    }
+
+    /// An input; `-1` dims are dynamic.
+    pub fn input(&mut self, name: &str, dtype: DType, shape: &[i64]) -> Result<NodeId> {
+        self.push(Node::Input { name: name.into(), dtype, shape: shape.to_vec() })
+    }
+    /// A state slot (zero-filled in a new `ExecutionState` unless initialised).
+    pub fn state(&mut self, name: &str, dtype: DType, shape: &[usize]) -> Result<NodeId> {
+        self.push(Node::State { name: name.into(), dtype, shape: shape.to_vec() })
+    }
+    /// A constant.
+    pub fn constant(&mut self, data: &[f64], shape: &[usize], dtype: DType) -> Result<NodeId> {
+        self.push(Node::Constant { data: data.to_vec(), shape: shape.to_vec(), dtype })
+    }
+    /// Any op node.
+    pub fn op(&mut self, op: Op, args: &[NodeId]) -> Result<NodeId> {
+        self.push(Node::Op { op, args: args.to_vec() })
+    }
+
+    unary_nodes!(neg => Neg, abs => Abs, square => Square, sqrt => Sqrt, exp => Exp, log => Log,
+                 relu => Relu, sigmoid => Sigmoid, tanh => Tanh);
+    binary_nodes!(add => Add, sub => Sub, mul => Mul, div => Div);
+    reduce_nodes!(sum => Sum, mean => Mean, max => Max, min => Min);
+
+    /// A matmul node.
+    pub fn matmul(&mut self, a: NodeId, b: NodeId) -> Result<NodeId> {
+        self.op(Op::MatMul, &[a, b])
+    }
+    /// A softmax node.
+    pub fn softmax(&mut self, a: NodeId, axis: i64) -> Result<NodeId> {
+        self.op(Op::Softmax { axis }, &[a])
+    }
+    /// A reshape node.
+    pub fn reshape(&mut self, a: NodeId, shape: &[i64]) -> Result<NodeId> {
+        self.op(Op::Reshape { shape: shape.to_vec() }, &[a])
+    }
+    /// A transpose node.
+    pub fn transpose(&mut self, a: NodeId, perm: Option<&[i64]>) -> Result<NodeId> {
+        self.op(Op::Transpose { perm: perm.map(|p| p.to_vec()) }, &[a])
+    }
+    /// A cast node.
+    pub fn cast(&mut self, a: NodeId, dtype: DType) -> Result<NodeId> {
+        self.op(Op::Cast(dtype), &[a])
+    }
+
+    /// Names `node` as output `name`.
+    pub fn output(&mut self, name: &str, node: NodeId) -> Result<()> {
+        if self.outputs.iter().any(|(n, _)| n == name) {
+            return Err(Error::InvalidProgram(format!("output '{name}' is defined twice")));
+        }
+        self.check_ref(node, &format!("output '{name}'"))?;
+        self.outputs.push((name.into(), node));
+        Ok(())
+    }
+
+    /// At the end of each run, state slot `state` takes the value of `node`.
+    pub fn assign(&mut self, state: &str, node: NodeId) -> Result<()> {
+        self.check_ref(node, &format!("assign to '{state}'"))?;
+        Self::check_assign(&self.nodes, &self.assigns, state, node, &self.types)?;
+        self.assigns.push((state.into(), node));
+        Ok(())
+    }
+
+    fn check_ref(&self, node: NodeId, what: &str) -> Result<()> {
+        if node >= self.nodes.len() {
+            return Err(Error::InvalidProgram(format!(
+                "{what} refers to node {node}, but the program has {} nodes",
+                self.nodes.len()
+            )));
+        }
+        Ok(())
+    }
+
+    fn node_types_upto(&self, n: usize) -> Result<Vec<(Dims, DType)>> {
+        let mut types = Vec::with_capacity(n);
+        for (i, node) in self.nodes[..n].iter().enumerate() {
+            Self::check_node(&self.nodes, i, node, &mut types).map_err(|e| node_err(i, node, e))?;
+        }
+        Ok(types)
+    }
+
+    /// Checks `node` (at index `id`) and pushes its inferred type onto `types`.
+    fn check_node(nodes: &[Node], id: NodeId, node: &Node, types: &mut Vec<(Dims, DType)>) -> Result<()> {
+        let name_taken = |name: &str| {
+            nodes[..id].iter().any(|n| matches!(n, Node::Input { name: m, .. } | Node::State { name: m, .. } if m == name))
+        };
+        let t = match node {
+            Node::Input { name, dtype, shape } => {
+                if name.is_empty() || name_taken(name) {
+                    return Err(Error::InvalidProgram(format!("input name '{name}' is empty or already used")));
+                }
+                if let Some(d) = shape.iter().find(|&&d| d == 0 || d < -1) {
+                    return Err(Error::InvalidProgram(format!(
+                        "input '{name}' has dimension {d} in {shape:?}: use positive sizes or -1 (dynamic)"
+                    )));
+                }
+                (shape.iter().map(|&d| (d > 0).then_some(d as usize)).collect(), *dtype)
+            }
+            Node::State { name, dtype, shape } => {
+                if name.is_empty() || name_taken(name) {
+                    return Err(Error::InvalidProgram(format!("state name '{name}' is empty or already used")));
+                }
+                crate::shape::element_count(shape)?;
+                (shape.iter().map(|&d| Some(d)).collect(), *dtype)
+            }
+            Node::Constant { data, shape, dtype } => {
+                let n = crate::shape::element_count(shape)?;
+                if data.len() as u64 != n {
+                    return Err(Error::ShapeMismatch(format!(
+                        "constant has {} values but shape {shape:?} needs {n}",
+                        data.len()
+                    )));
+                }
+                for &v in data {
+                    dtype.word_from_f64(v)?;
+                }
+                (shape.iter().map(|&d| Some(d)).collect(), *dtype)
+            }
+            Node::Op { op, args } => {
+                if let Some(&bad) = args.iter().find(|&&a| a >= id) {
+                    return Err(Error::InvalidProgram(format!(
+                        "argument {bad} is not defined before this node (arguments must come first, so cycles are impossible)"
+                    )));
+                }
+                let arg_types: Vec<_> = args.iter().map(|&a| types[a].clone()).collect();
+                infer(op, &arg_types)?
+            }
+        };
+        types.push(t);
+        Ok(())
+    }
+
+    fn check_assign(
+        nodes: &[Node],
+        assigns: &[(String, NodeId)],
+        state: &str,
+        node: NodeId,
+        types: &[(Dims, DType)],
+    ) -> Result<()> {
+        let slot = nodes.iter().position(|n| matches!(n, Node::State { name, .. } if name == state));
+        let Some(slot) = slot else {
+            return Err(Error::InvalidProgram(format!("assign to '{state}': the program has no such state")));
+        };
+        if assigns.iter().any(|(s, _)| s == state) {
+            return Err(Error::InvalidProgram(format!("state '{state}' is assigned twice")));
+        }
+        let (want, wd) = &types[slot];
+        let (got, gd) = &types[node];
+        if wd != gd {
+            return Err(Error::DtypeMismatch(format!(
+                "assign to '{state}': the state is {wd} but node {node} is {gd}"
+            )));
+        }
+        let compatible = want.len() == got.len() && want.iter().zip(got).all(|(w, g)| g.is_none() || g == w);
+        if !compatible {
+            return Err(Error::ShapeMismatch(format!(
+                "assign to '{state}': the state has shape {want:?} but node {node} has {got:?}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Checks the whole program and returns every node's inferred type (dynamic dims `None`).
+    pub fn validate(&self) -> Result<Vec<(Dims, DType)>> {
+        if self.name.is_empty() {
+            return Err(Error::InvalidProgram("a program needs a name".into()));
+        }
+        let types = self.node_types_upto(self.nodes.len())?;
+        if self.outputs.is_empty() && self.assigns.is_empty() {
+            return Err(Error::InvalidProgram(format!(
+                "program '{}' has no outputs and no assignments: it would compute nothing",
+                self.name
+            )));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (name, node) in &self.outputs {
+            self.check_ref(*node, &format!("output '{name}'"))?;
+            if !seen.insert(name) {
+                return Err(Error::InvalidProgram(format!("output '{name}' is defined twice")));
+            }
+        }
+        for (i, (state, node)) in self.assigns.iter().enumerate() {
+            self.check_ref(*node, &format!("assign to '{state}'"))?;
+            Self::check_assign(&self.nodes, &self.assigns[..i], state, *node, &types)?;
+        }
+        Ok(types)
+    }
+}

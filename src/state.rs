@@ -1,0 +1,142 @@
+//! `ExecutionState`: the state slots of one executable, owned by the session. Storage is accounted
+//! from creation to `dispose()`, attributed to "state '<slot>' of program '<name>'".
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::error::{Error, Result};
+use crate::executable::ExecutableShared;
+use crate::platform::Shared;
+use crate::tensor::Tensor;
+
+/// State slots, updated in place by a program's `assign`s.
+pub struct ExecutionState {
+    executable: u64,
+    program: String,
+    slots: Vec<(String, Tensor)>,
+    disposed: AtomicBool,
+}
+
+impl ExecutionState {
+    pub(crate) fn create(ex: &Shared<ExecutableShared>, init: &[(&str, &Tensor)]) -> Result<ExecutionState> {
+        let s = &ex.session;
+        s.check_open()?;
+        let p = &ex.program;
+        let names: Vec<&str> = p.states().map(|(_, n, _, _)| n).collect();
+        for (i, (name, t)) in init.iter().enumerate() {
+            if !names.contains(name) {
+                return Err(Error::InvalidArgument(format!(
+                    "program '{}' has no state '{name}' (its states are {names:?})",
+                    p.name()
+                )));
+            }
+            if init[..i].iter().any(|(n, _)| n == name) {
+                return Err(Error::InvalidArgument(format!("state '{name}' is initialised twice")));
+            }
+            t.buffer()?;
+            if !t.belongs_to(s) {
+                return Err(Error::InvalidArgument(format!("state '{name}': {t:?} belongs to another session")));
+            }
+        }
+        let mut slots = Vec::new();
+        let mut enc = s.gpu.device.create_command_encoder(&Default::default());
+        for (_, name, dtype, shape) in p.states() {
+            let src = init.iter().find(|(n, _)| *n == name).map(|(_, t)| *t);
+            if let Some(t) = src {
+                if t.dtype() != dtype {
+                    return Err(Error::DtypeMismatch(format!("state '{name}' is {dtype}, got {}", t.dtype())));
+                }
+                if t.shape() != shape {
+                    return Err(Error::ShapeMismatch(format!(
+                        "state '{name}' has shape {shape:?}, got {:?}",
+                        t.shape()
+                    )));
+                }
+            }
+            let origin = format!("state '{name}' of program '{}'", p.name());
+            let slot = Tensor::allocate_untracked(s, shape.to_vec(), dtype, origin)?;
+            match src {
+                Some(t) => enc.copy_buffer_to_buffer(t.buffer()?, 0, slot.buffer()?, 0, slot.byte_length()),
+                None => enc.clear_buffer(slot.buffer()?, 0, Some(slot.byte_length())),
+            }
+            slots.push((name.to_string(), slot));
+        }
+        s.gpu.queue.submit([enc.finish()]);
+        Ok(ExecutionState {
+            executable: ex.id,
+            program: p.name().to_string(),
+            slots,
+            disposed: AtomicBool::new(false),
+        })
+    }
+
+    /// Whether `dispose()` has been called.
+    pub fn is_disposed(&self) -> bool {
+        self.disposed.load(Ordering::SeqCst)
+    }
+
+    fn check_live(&self) -> Result<()> {
+        if self.is_disposed() {
+            return Err(Error::Disposed(format!("execution state of program '{}'", self.program)));
+        }
+        Ok(())
+    }
+
+    /// `DISPOSED`, or `INVALID_ARGUMENT` if this state was made by another executable.
+    pub(crate) fn check_for(&self, ex: &ExecutableShared) -> Result<()> {
+        self.check_live()?;
+        if self.executable != ex.id {
+            return Err(Error::InvalidArgument(format!(
+                "this ExecutionState belongs to another executable (of program '{}'); use createState() of '{}'",
+                self.program,
+                ex.program.name()
+            )));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn slot(&self, name: &str) -> &Tensor {
+        &self.slots.iter().find(|(n, _)| n == name).expect("validated slot").1
+    }
+
+    /// Bytes of all slots.
+    pub fn byte_length(&self) -> u64 {
+        self.slots.iter().map(|(_, t)| t.byte_length()).sum()
+    }
+
+    /// Slot names.
+    pub fn names(&self) -> Vec<&str> {
+        self.slots.iter().map(|(n, _)| n.as_str()).collect()
+    }
+
+    /// A copy of slot `name`, owned by the session.
+    pub fn get(&self, name: &str) -> Result<Tensor> {
+        self.check_live()?;
+        let Some((_, t)) = self.slots.iter().find(|(n, _)| n == name) else {
+            return Err(Error::InvalidArgument(format!(
+                "no state '{name}' (the states are {:?})",
+                self.names()
+            )));
+        };
+        let s = &t.core.session;
+        let copy = Tensor::allocate(s, t.shape().to_vec(), t.dtype(), format!("copy of state '{name}'"))?;
+        let mut enc = s.gpu.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(t.buffer()?, 0, copy.buffer()?, 0, copy.byte_length());
+        s.gpu.queue.submit([enc.finish()]);
+        Ok(copy)
+    }
+
+    /// Releases every slot. Idempotent.
+    pub fn dispose(&self) {
+        if !self.disposed.swap(true, Ordering::SeqCst) {
+            for (_, t) in &self.slots {
+                t.dispose();
+            }
+        }
+    }
+}
+
+impl Drop for ExecutionState {
+    fn drop(&mut self) {
+        self.dispose();
+    }
+}

@@ -1,0 +1,32 @@
+//! Programs, executables and states on the native GPU (lavapipe here).
+#![cfg(not(target_arch = "wasm32"))]
+
+#[path = "shared/programs.rs"]
+mod programs;
+
+use affon::{Session, SessionOptions};
+use pollster::block_on;
+
+fn session() -> Session {
+    Session::new(SessionOptions::default()).expect("a GPU adapter is required (install mesa-vulkan-drivers)")
+}
+
+#[test]
+fn stateful_program_100_runs() {
+    block_on(programs::stateful_program_100_runs(&session()));
+}
+
+#[test]
+fn program_errors_change_nothing() {
+    block_on(programs::program_errors_change_nothing(&session()));
+}
+
+#[test]
+fn outputs_aliasing_and_constants() {
+    block_on(programs::outputs_aliasing_and_constants(&session()));
+}
+
+#[test]
+fn tidy_and_profile() {
+    block_on(programs::tidy_and_profile(&session()));
+}
