@@ -75,8 +75,14 @@ impl Executable {
             if let Node::Constant { data, shape, dtype } = node {
                 let origin = format!("constant of program '{}'", program.name());
                 let t = Tensor::allocate_untracked(session, shape.clone(), *dtype, origin)?;
-                let words = data.iter().map(|&v| dtype.word_from_f64(v)).collect::<Result<Vec<u32>>>()?;
-                session.gpu.queue.write_buffer(t.buffer()?, 0, bytemuck::cast_slice(&words));
+                let words = data
+                    .iter()
+                    .map(|&v| dtype.word_from_f64(v))
+                    .collect::<Result<Vec<u32>>>()?;
+                session
+                    .gpu
+                    .queue
+                    .write_buffer(t.buffer()?, 0, bytemuck::cast_slice(&words));
                 session.ledger.count(Exec::Upload(t.byte_length()));
                 constants.insert(i, t);
             }
@@ -126,7 +132,11 @@ impl Executable {
         if self.inner.disposed.swap(true, Ordering::SeqCst) {
             return;
         }
-        self.inner.constants.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.inner
+            .constants
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
         let n = std::mem::take(&mut *self.inner.plans.lock().unwrap_or_else(|p| p.into_inner())).len();
         self.inner.session.ledger.count(Exec::CacheEntries(-(n as i64)));
     }
@@ -150,7 +160,8 @@ impl Executable {
                     )))
                 }
             };
-            let fits = given.len() == decl.len() && decl.iter().zip(&given).all(|(&d, &g)| d == -1 || d as usize == g);
+            let fits = given.len() == decl.len()
+                && decl.iter().zip(&given).all(|(&d, &g)| d == -1 || d as usize == g);
             if !fits {
                 return Err(Error::ShapeMismatch(format!(
                     "input '{name}' expects shape {decl:?}, got {given:?}"
@@ -188,14 +199,19 @@ impl Executable {
                     next_input += 1;
                     (inputs[next_input - 1].clone(), *dtype)
                 }
-                Node::State { shape, dtype, .. } | Node::Constant { shape, dtype, .. } => (shape.clone(), *dtype),
+                Node::State { shape, dtype, .. } | Node::Constant { shape, dtype, .. } => {
+                    (shape.clone(), *dtype)
+                }
                 Node::Op { op, args } => {
-                    let a: Vec<_> =
-                        args.iter().map(|&j| (shapes[j].iter().map(|&d| Some(d)).collect(), types[j])).collect();
+                    let a: Vec<_> = args
+                        .iter()
+                        .map(|&j| (shapes[j].iter().map(|&d| Some(d)).collect(), types[j]))
+                        .collect();
                     let (dims, dtype) = infer(op, &a).map_err(|e| match e {
-                        Error::ShapeMismatch(m) => {
-                            Error::ShapeMismatch(format!("node {i} ({}) for inputs {inputs:?}: {m}", op.name()))
-                        }
+                        Error::ShapeMismatch(m) => Error::ShapeMismatch(format!(
+                            "node {i} ({}) for inputs {inputs:?}: {m}",
+                            op.name()
+                        )),
                         other => other,
                     })?;
                     (dims.into_iter().map(|d| d.expect("concrete")).collect(), dtype)
@@ -225,7 +241,12 @@ impl Executable {
             last_use[*n] = usize::MAX;
         }
         let memory = Self::simulate(p, &shapes, &last_use);
-        Ok(Plan { shapes, dtypes: types, last_use, memory })
+        Ok(Plan {
+            shapes,
+            dtypes: types,
+            last_use,
+            memory,
+        })
     }
 
     /// Walks the schedule `run` follows and totals what it holds.
@@ -260,7 +281,12 @@ impl Executable {
         }
         peak = peak.max(live_mid + outs);
         let state_bytes = p.states().map(|(_, _, _, s)| bytes(s)).sum();
-        MemoryPlan { intermediate_bytes: peak_mid, output_bytes: outs, state_bytes, peak_bytes: peak }
+        MemoryPlan {
+            intermediate_bytes: peak_mid,
+            output_bytes: outs,
+            state_bytes,
+            peak_bytes: peak,
+        }
     }
 
     /// What a run with these input shapes holds (only dynamic inputs need a shape).
@@ -268,7 +294,9 @@ impl Executable {
         self.check_live()?;
         for k in input_shapes.keys() {
             if !self.inner.program.inputs().any(|(_, n, _, _)| n == k) {
-                return Err(Error::InvalidArgument(format!("memoryPlan: the program has no input '{k}'")));
+                return Err(Error::InvalidArgument(format!(
+                    "memoryPlan: the program has no input '{k}'"
+                )));
             }
         }
         let inputs = self.concrete_inputs(&|n| input_shapes.get(n).cloned())?;
@@ -277,7 +305,11 @@ impl Executable {
 
     /// Runs the program. `inputs` are `(name, tensor)`; `state` is required when the program has
     /// state slots. Returns the outputs `(name, tensor)` in declaration order.
-    pub fn run(&self, inputs: &[(&str, &Tensor)], state: Option<&ExecutionState>) -> Result<Vec<(String, Tensor)>> {
+    pub fn run(
+        &self,
+        inputs: &[(&str, &Tensor)],
+        state: Option<&ExecutionState>,
+    ) -> Result<Vec<(String, Tensor)>> {
         let start = crate::platform::now_ms();
         self.check_live()?;
         let ex = &self.inner;
@@ -305,11 +337,20 @@ impl Executable {
         }
         let mut by_name: HashMap<&str, &Tensor> = HashMap::new();
         for (_, name, dtype, _) in p.inputs() {
-            let t = inputs.iter().find(|(n, _)| *n == name).map(|(_, t)| *t).ok_or_else(|| {
-                Error::InvalidArgument(format!("missing input '{name}' (the program's inputs are {declared:?})"))
-            })?;
+            let t = inputs
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, t)| *t)
+                .ok_or_else(|| {
+                    Error::InvalidArgument(format!(
+                        "missing input '{name}' (the program's inputs are {declared:?})"
+                    ))
+                })?;
             if t.dtype() != dtype {
-                return Err(Error::DtypeMismatch(format!("input '{name}' must be {dtype}, got {}", t.dtype())));
+                return Err(Error::DtypeMismatch(format!(
+                    "input '{name}' must be {dtype}, got {}",
+                    t.dtype()
+                )));
             }
             by_name.insert(name, t);
         }
@@ -322,7 +363,10 @@ impl Executable {
                 )))
             }
             (false, Some(_)) => {
-                return Err(Error::InvalidArgument(format!("program '{}' has no state slots", p.name())))
+                return Err(Error::InvalidArgument(format!(
+                    "program '{}' has no state slots",
+                    p.name()
+                )))
             }
             (true, Some(st)) => {
                 st.check_for(ex)?;
@@ -333,7 +377,9 @@ impl Executable {
         let plan = self.plan(self.concrete_inputs(&|n| by_name.get(n).map(|t| t.shape().to_vec()))?)?;
         let outputs = self.execute(&plan, &by_name, state)?;
         s.ledger.count(Exec::Execution);
-        s.ledger.count(Exec::RunTime(((crate::platform::now_ms() - start) * 1000.0).max(0.0) as u64));
+        s.ledger.count(Exec::RunTime(
+            ((crate::platform::now_ms() - start) * 1000.0).max(0.0) as u64,
+        ));
         Ok(outputs)
     }
 
@@ -353,7 +399,12 @@ impl Executable {
         // Storage made by this run, by node: outputs (kept) and intermediates (released at last use).
         let mut made: Vec<Option<Tensor>> = (0..nodes.len()).map(|_| None).collect();
         let output_nodes: Vec<NodeId> = p.outputs().iter().map(|(_, n)| *n).collect();
-        let first_output_name = |i: NodeId| p.outputs().iter().find(|(_, n)| *n == i).map(|(name, _)| name.clone());
+        let first_output_name = |i: NodeId| {
+            p.outputs()
+                .iter()
+                .find(|(_, n)| *n == i)
+                .map(|(name, _)| name.clone())
+        };
         let external = |i: NodeId| -> Result<&Tensor> {
             Ok(match &nodes[i] {
                 Node::Input { name, .. } => inputs[name.as_str()],
@@ -377,7 +428,11 @@ impl Executable {
                         Some(t) => t,
                         None => external(a)?,
                     };
-                    operands.push(Operand { buffer: t.buffer()?, shape: &plan.shapes[a], dtype: t.dtype() });
+                    operands.push(Operand {
+                        buffer: t.buffer()?,
+                        shape: &plan.shapes[a],
+                        dtype: t.dtype(),
+                    });
                 }
                 record(&ctx, &mut enc, op, &operands, out.operand()?)?;
             }
@@ -397,7 +452,11 @@ impl Executable {
                 Some(t) => t,
                 None => {
                     let src = match &nodes[*n] {
-                        Node::Op { .. } => outputs.iter().find(|(_, _, id)| id == n).map(|(_, t, _)| t).expect("moved earlier"),
+                        Node::Op { .. } => outputs
+                            .iter()
+                            .find(|(_, _, id)| id == n)
+                            .map(|(_, t, _)| t)
+                            .expect("moved earlier"),
                         _ => external(*n)?,
                     };
                     let origin = format!("program '{}' output '{name}'", p.name());
@@ -415,7 +474,11 @@ impl Executable {
             let src = match &made[*n] {
                 Some(t) => t,
                 None => match &nodes[*n] {
-                    Node::Op { .. } => outputs.iter().find(|(_, _, id)| id == n).map(|(_, t, _)| t).expect("an output"),
+                    Node::Op { .. } => outputs
+                        .iter()
+                        .find(|(_, _, id)| id == n)
+                        .map(|(_, t, _)| t)
+                        .expect("an output"),
                     _ => external(*n)?,
                 },
             };
@@ -435,7 +498,8 @@ impl Executable {
         }
         let in_shapes: Vec<&[usize]> = inputs.values().map(|t| t.shape()).collect();
         let outs: Vec<&Tensor> = outputs.iter().map(|(_, t)| t).collect();
-        s.scopes.observe(&s.ledger, &format!("run:{}", p.name()), &in_shapes, &outs);
+        s.scopes
+            .observe(&s.ledger, &format!("run:{}", p.name()), &in_shapes, &outs);
         Ok(outputs)
     }
 }

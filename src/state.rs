@@ -30,11 +30,15 @@ impl ExecutionState {
                 )));
             }
             if init[..i].iter().any(|(n, _)| n == name) {
-                return Err(Error::InvalidArgument(format!("state '{name}' is initialised twice")));
+                return Err(Error::InvalidArgument(format!(
+                    "state '{name}' is initialised twice"
+                )));
             }
             t.buffer()?;
             if !t.belongs_to(s) {
-                return Err(Error::InvalidArgument(format!("state '{name}': {t:?} belongs to another session")));
+                return Err(Error::InvalidArgument(format!(
+                    "state '{name}': {t:?} belongs to another session"
+                )));
             }
         }
         let mut slots = Vec::new();
@@ -43,7 +47,10 @@ impl ExecutionState {
             let src = init.iter().find(|(n, _)| *n == name).map(|(_, t)| *t);
             if let Some(t) = src {
                 if t.dtype() != dtype {
-                    return Err(Error::DtypeMismatch(format!("state '{name}' is {dtype}, got {}", t.dtype())));
+                    return Err(Error::DtypeMismatch(format!(
+                        "state '{name}' is {dtype}, got {}",
+                        t.dtype()
+                    )));
                 }
                 if t.shape() != shape {
                     return Err(Error::ShapeMismatch(format!(
@@ -76,7 +83,10 @@ impl ExecutionState {
 
     fn check_live(&self) -> Result<()> {
         if self.is_disposed() {
-            return Err(Error::Disposed(format!("execution state of program '{}'", self.program)));
+            return Err(Error::Disposed(format!(
+                "execution state of program '{}'",
+                self.program
+            )));
         }
         Ok(())
     }
@@ -95,7 +105,12 @@ impl ExecutionState {
     }
 
     pub(crate) fn slot(&self, name: &str) -> &Tensor {
-        &self.slots.iter().find(|(n, _)| n == name).expect("validated slot").1
+        &self
+            .slots
+            .iter()
+            .find(|(n, _)| n == name)
+            .expect("validated slot")
+            .1
     }
 
     /// Bytes of all slots.
@@ -118,7 +133,12 @@ impl ExecutionState {
             )));
         };
         let s = &t.core.session;
-        let copy = Tensor::allocate(s, t.shape().to_vec(), t.dtype(), format!("copy of state '{name}'"))?;
+        let copy = Tensor::allocate(
+            s,
+            t.shape().to_vec(),
+            t.dtype(),
+            format!("copy of state '{name}'"),
+        )?;
         let mut enc = s.gpu.device.create_command_encoder(&Default::default());
         enc.copy_buffer_to_buffer(t.buffer()?, 0, copy.buffer()?, 0, copy.byte_length());
         s.gpu.queue.submit([enc.finish()]);

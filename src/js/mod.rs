@@ -1,10 +1,13 @@
 //! The wasm-bindgen layer: thin wrappers that convert arguments and errors, holding no logic.
 //! Compiled only for wasm32.
 
+mod program;
+mod registry;
 mod session;
 mod telemetry;
 mod tensor;
 
+pub use program::{JsExecutable, JsExecutionState, JsNode, JsProgram};
 pub use session::JsSession;
 pub use telemetry::JsTelemetry;
 pub use tensor::JsTensor;
@@ -26,24 +29,28 @@ export function affon_patch_dispose(obj) {
     });
   }
   obj.free();
+  return proto;
 }
 "#)]
 extern "C" {
-    fn affon_patch_dispose(obj: JsValue);
+    fn affon_patch_dispose(obj: JsValue) -> JsValue;
 }
 
 thread_local! {
     static PATCHED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Installs `[Symbol.dispose]() { this.dispose() }` on every exported class, once.
+/// Installs `[Symbol.dispose]() { this.dispose() }` on every exported class with a `dispose()`,
+/// and records the prototypes the registries recognise handles by. Once.
 pub(crate) fn install_dispose_symbols() {
     if PATCHED.with(|p| p.replace(true)) {
         return;
     }
     console_error_panic_hook::set_once();
-    affon_patch_dispose(JsTensor::placeholder().into());
+    tensor::TENSORS.with(|r| r.set_proto(affon_patch_dispose(JsTensor::placeholder().into())));
+    program::STATES.with(|r| r.set_proto(affon_patch_dispose(JsExecutionState::placeholder().into())));
     affon_patch_dispose(JsSession::placeholder().into());
+    affon_patch_dispose(JsExecutable::placeholder().into());
 }
 
 /// Converts an [`Error`] into a thrown `Error` with `name === 'AffonError'` and a stable `code`.
@@ -79,6 +86,41 @@ pub(crate) fn to_value<T: serde::Serialize>(v: &T) -> JsResult<JsValue> {
         .map_err(|e| to_js(Error::Unsupported(format!("cannot convert a result for JS: {e}"))))
 }
 
+/// Reads an array of numbers.
+pub(crate) fn numbers_arg(what: &str, v: &JsValue) -> JsResult<Vec<f64>> {
+    if !js_sys::Array::is_array(v) {
+        return Err(to_js(invalid_arg!(
+            "{what} must be an array of numbers, got {}",
+            describe(v)
+        )));
+    }
+    js_sys::Array::from(v)
+        .iter()
+        .map(|x| {
+            x.as_f64().ok_or_else(|| {
+                to_js(invalid_arg!(
+                    "{what} must contain only numbers, got {}",
+                    describe(&x)
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Reads integers (axes, permutations, reshape targets).
+pub(crate) fn ints_arg(what: &str, v: &JsValue) -> JsResult<Vec<i64>> {
+    numbers_arg(what, v)?
+        .into_iter()
+        .map(|x| {
+            if x.fract() == 0.0 && x.abs() < 9.0e15 {
+                Ok(x as i64)
+            } else {
+                Err(to_js(invalid_arg!("{what} must contain integers, got {x}")))
+            }
+        })
+        .collect()
+}
+
 /// Reads a shape given as an array of numbers.
 pub(crate) fn shape_arg(shape: &JsValue) -> JsResult<Vec<usize>> {
     if !js_sys::Array::is_array(shape) {
@@ -87,17 +129,7 @@ pub(crate) fn shape_arg(shape: &JsValue) -> JsResult<Vec<usize>> {
             describe(shape)
         )));
     }
-    let arr = js_sys::Array::from(shape);
-    let mut dims = Vec::with_capacity(arr.length() as usize);
-    for v in arr.iter() {
-        dims.push(v.as_f64().ok_or_else(|| {
-            to_js(invalid_arg!(
-                "shape must contain only numbers, got {}",
-                describe(&v)
-            ))
-        })?);
-    }
-    crate::shape::dims_from_f64(&dims).map_err(to_js)
+    crate::shape::dims_from_f64(&numbers_arg("shape", shape)?).map_err(to_js)
 }
 
 /// Reads a dtype name, `float32` when absent.
@@ -120,4 +152,24 @@ pub(crate) fn describe(v: &JsValue) -> String {
     } else {
         v.js_typeof().as_string().unwrap_or_default()
     }
+}
+
+/// The entries of a plain object, `{}` when undefined/null.
+pub(crate) fn entries(what: &str, v: &JsValue) -> JsResult<Vec<(String, JsValue)>> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(vec![]);
+    }
+    if !v.is_object() || js_sys::Array::is_array(v) {
+        return Err(to_js(invalid_arg!(
+            "{what} must be an object of name → value, got {}",
+            describe(v)
+        )));
+    }
+    Ok(js_sys::Object::entries(v.unchecked_ref())
+        .iter()
+        .map(|e| {
+            let pair = js_sys::Array::from(&e);
+            (pair.get(0).as_string().unwrap_or_default(), pair.get(1))
+        })
+        .collect())
 }

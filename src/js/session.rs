@@ -3,7 +3,7 @@
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::{describe, dtype_arg, shape_arg, to_js, to_value, JsResult, JsTensor};
+use super::{describe, dtype_arg, shape_arg, to_js, to_value, JsExecutable, JsProgram, JsResult, JsTensor};
 use crate::error::{invalid_arg, Error};
 use crate::pool::{PoolOptions, SizeClasses};
 use crate::session::{Session, SessionOptions};
@@ -110,6 +110,63 @@ fn check_keys(obj: &JsValue, allowed: &[&str], context: &str) -> crate::Result<(
         }
     }
     Ok(())
+}
+
+/// Walks a tidy result for tensor handles: a Tensor, or arrays / plain objects of them.
+fn collect_tensor_ids(v: &JsValue, ids: &mut std::collections::HashSet<u64>, depth: usize) {
+    if depth > 32 || !v.is_object() {
+        return;
+    }
+    if let Some(t) = JsTensor::resolve(v) {
+        ids.insert(t.id());
+    } else if js_sys::Array::is_array(v) {
+        for x in js_sys::Array::from(v).iter() {
+            collect_tensor_ids(&x, ids, depth + 1);
+        }
+    } else if JsValue::from(js_sys::Object::get_prototype_of(v)).eq(&JsValue::from(
+        js_sys::Object::get_prototype_of(&js_sys::Object::new()),
+    )) {
+        for x in js_sys::Object::values(v.unchecked_ref()).iter() {
+            collect_tensor_ids(&x, ids, depth + 1);
+        }
+    }
+}
+
+struct RandomArg(Vec<(String, JsValue)>);
+
+impl RandomArg {
+    fn parse(options: &JsValue, allowed: &[&str]) -> JsResult<RandomArg> {
+        let e = super::entries("random options", options)?;
+        if let Some((k, _)) = e.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
+            return Err(to_js(invalid_arg!("unknown option '{k}' (expected {allowed:?})")));
+        }
+        Ok(RandomArg(e))
+    }
+
+    fn get(&self, k: &str, default: f64) -> JsResult<f64> {
+        match self.0.iter().find(|(n, _)| n == k) {
+            None => Ok(default),
+            Some((_, v)) => v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| {
+                to_js(invalid_arg!(
+                    "option '{k}' must be a finite number, got {}",
+                    describe(v)
+                ))
+            }),
+        }
+    }
+
+    fn seed(&self) -> JsResult<u64> {
+        match self.0.iter().find(|(n, _)| n == "seed") {
+            None => Ok((js_sys::Math::random() * 9.0e15) as u64),
+            Some((_, v)) => match v.as_f64() {
+                Some(x) if x.fract() == 0.0 && x >= 0.0 && x < 9.0e15 => Ok(x as u64),
+                _ => Err(to_js(invalid_arg!(
+                    "seed must be a non-negative integer, got {}",
+                    describe(v)
+                ))),
+            },
+        }
+    }
 }
 
 /// Reads tensor data: a TypedArray, or an array of numbers/booleans.
@@ -272,6 +329,96 @@ impl JsSession {
     #[wasm_bindgen(getter)]
     pub fn disposed(&self) -> bool {
         self.inner.as_ref().is_none_or(|s| s.is_disposed())
+    }
+
+    /// Validates and compiles a program.
+    pub fn compile(&self, program: &JsProgram) -> JsResult<JsExecutable> {
+        self.open()?
+            .compile(program.program())
+            .map(JsExecutable::new)
+            .map_err(to_js)
+    }
+
+    /// `tidy(fn)` or `tidy(name, fn)`: tensors created inside `fn` and not returned (a Tensor, or
+    /// arrays/objects of them) are disposed when it returns. Nests. `fn` must not be async.
+    pub fn tidy(&self, a: JsValue, b: JsValue) -> JsResult<JsValue> {
+        let s = self.open()?;
+        let f = if a.is_function() { a } else { b };
+        let f: js_sys::Function = f
+            .dyn_into()
+            .map_err(|v| to_js(invalid_arg!("tidy needs a function, got {}", describe(&v))))?;
+        s.begin_scope();
+        let result = f.call0(&JsValue::UNDEFINED);
+        let mut ids = std::collections::HashSet::new();
+        match &result {
+            Ok(v) if v.is_instance_of::<js_sys::Promise>() => {
+                s.end_scope(&ids);
+                return Err(to_js(invalid_arg!(
+                    "tidy cannot take an async function: tensors would be disposed before it finishes"
+                )));
+            }
+            Ok(v) => collect_tensor_ids(v, &mut ids, 0),
+            Err(_) => {}
+        }
+        s.end_scope(&ids);
+        result
+    }
+
+    /// Exempts `tensor` from every enclosing tidy scope; returns it.
+    pub fn keep(&self, tensor: JsValue) -> JsResult<JsValue> {
+        let s = self.get()?;
+        let t = JsTensor::expect("keep", &tensor)?;
+        s.keep(&t);
+        Ok(tensor)
+    }
+
+    /// As `tf.profile`: `{newBytes, newTensors, peakBytes, kernels, result}` for `fn` (which may be
+    /// async).
+    pub async fn profile(&self, f: js_sys::Function) -> JsResult<JsValue> {
+        let s = self.open()?;
+        s.begin_profile().map_err(to_js)?;
+        let mut result = f.call0(&JsValue::UNDEFINED);
+        if let Ok(v) = &result {
+            if let Ok(p) = v.clone().dyn_into::<js_sys::Promise>() {
+                result = wasm_bindgen_futures::JsFuture::from(p).await;
+            }
+        }
+        let info = s.end_profile();
+        let result = result?;
+        let out = to_value(&info)?;
+        js_sys::Reflect::set(&out, &"result".into(), &result)?;
+        Ok(out)
+    }
+
+    /// Normally distributed float32 values: `{mean = 0, stddev = 1, seed}` (seed default: random).
+    #[wasm_bindgen(js_name = randomNormal)]
+    pub fn random_normal(&self, shape: JsValue, options: JsValue) -> JsResult<JsTensor> {
+        let s = self.open()?;
+        let o = RandomArg::parse(&options, &["mean", "stddev", "seed"])?;
+        let (mean, stddev) = (o.get("mean", 0.0)?, o.get("stddev", 1.0)?);
+        if !(stddev >= 0.0) {
+            return Err(to_js(invalid_arg!(
+                "randomNormal: stddev must be ≥ 0, got {stddev}"
+            )));
+        }
+        s.random_normal(&shape_arg(&shape)?, mean, stddev, o.seed()?)
+            .map(JsTensor::new)
+            .map_err(to_js)
+    }
+
+    /// Uniform float32 values in `[min, max)`: `{min = 0, max = 1, seed}`.
+    #[wasm_bindgen(js_name = randomUniform)]
+    pub fn random_uniform(&self, shape: JsValue, options: JsValue) -> JsResult<JsTensor> {
+        let s = self.open()?;
+        let o = RandomArg::parse(&options, &["min", "max", "seed"])?;
+        s.random_uniform(
+            &shape_arg(&shape)?,
+            o.get("min", 0.0)?,
+            o.get("max", 1.0)?,
+            o.seed()?,
+        )
+        .map(JsTensor::new)
+        .map_err(to_js)
     }
 
     /// Prevents new work; live tensors keep their storage until disposed. Idempotent.

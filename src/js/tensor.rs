@@ -4,10 +4,17 @@ use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
 
-use super::{to_js, JsResult};
+use super::registry::Registry;
+use super::{describe, dtype_arg, ints_arg, to_js, JsResult};
 use crate::dtype::DType;
-use crate::error::Error;
+use crate::error::{invalid_arg, Error};
+use crate::ops::{BinaryOp, Op, ReduceOp, UnaryOp};
 use crate::tensor::Tensor;
+
+thread_local! {
+    /// Live tensor handles, for resolving tensors inside plain JS values.
+    pub(crate) static TENSORS: Registry<Tensor> = Registry::new();
+}
 
 /// A tensor owned by its session.
 #[wasm_bindgen(js_name = Tensor)]
@@ -15,11 +22,54 @@ pub struct JsTensor {
     inner: Option<Rc<Tensor>>,
 }
 
+impl Drop for JsTensor {
+    fn drop(&mut self) {
+        if let Some(t) = &self.inner {
+            TENSORS.with(|r| r.remove(t.id()));
+        }
+    }
+}
+
 impl JsTensor {
     pub(crate) fn new(t: Tensor) -> JsTensor {
-        JsTensor {
-            inner: Some(Rc::new(t)),
-        }
+        let t = Rc::new(t);
+        TENSORS.with(|r| r.insert(t.id(), &t));
+        JsTensor { inner: Some(t) }
+    }
+
+    /// The tensor behind a JS value that is a `Tensor` handle.
+    pub(crate) fn resolve(v: &JsValue) -> Option<Rc<Tensor>> {
+        TENSORS.with(|r| r.resolve(v))
+    }
+
+    /// Like [`JsTensor::resolve`], or `INVALID_ARGUMENT` naming `what`.
+    pub(crate) fn expect(what: &str, v: &JsValue) -> JsResult<Rc<Tensor>> {
+        Self::resolve(v).ok_or_else(|| to_js(invalid_arg!("{what} must be a Tensor, got {}", describe(v))))
+    }
+
+    fn op(&self, op: Op, others: &[&JsTensor]) -> JsResult<JsTensor> {
+        let t = self.live()?;
+        let others = others.iter().map(|o| o.live()).collect::<JsResult<Vec<_>>>()?;
+        let refs: Vec<&Tensor> = others.iter().map(|o| o.as_ref()).collect();
+        t.apply(&op, &refs).map(JsTensor::new).map_err(to_js)
+    }
+
+    fn reduce(&self, op: ReduceOp, axes: JsValue, keep_dims: Option<bool>) -> JsResult<JsTensor> {
+        let axes = if axes.is_undefined() || axes.is_null() {
+            vec![]
+        } else if let Some(a) = axes.as_f64() {
+            ints_arg("axes", &js_sys::Array::of1(&a.into()))?
+        } else {
+            ints_arg("axes", &axes)?
+        };
+        self.op(
+            Op::Reduce {
+                op,
+                axes,
+                keep_dims: keep_dims.unwrap_or(false),
+            },
+            &[],
+        )
     }
 
     pub(crate) fn placeholder() -> JsTensor {
@@ -33,7 +83,7 @@ impl JsTensor {
             .ok_or_else(|| to_js(Error::Disposed("tensor placeholder".into())))
     }
 
-    fn live(&self) -> JsResult<Rc<Tensor>> {
+    pub(crate) fn live(&self) -> JsResult<Rc<Tensor>> {
         let t = self
             .inner
             .clone()
@@ -135,5 +185,90 @@ impl JsTensor {
         if let Some(t) = &self.inner {
             t.dispose();
         }
+    }
+}
+
+macro_rules! js_unary {
+    ($($name:ident => $op:ident),* $(,)?) => {
+        #[wasm_bindgen(js_class = Tensor)]
+        impl JsTensor {$(
+            #[doc = concat!("Elementwise `", stringify!($name), "`.")]
+            pub fn $name(&self) -> JsResult<JsTensor> {
+                self.op(Op::Unary(UnaryOp::$op), &[])
+            }
+        )*}
+    };
+}
+js_unary!(neg => Neg, abs => Abs, square => Square, sqrt => Sqrt, exp => Exp, log => Log,
+          relu => Relu, sigmoid => Sigmoid, tanh => Tanh);
+
+macro_rules! js_binary {
+    ($($name:ident => $op:ident),* $(,)?) => {
+        #[wasm_bindgen(js_class = Tensor)]
+        impl JsTensor {$(
+            #[doc = concat!("Elementwise `", stringify!($name), "` with broadcasting.")]
+            pub fn $name(&self, other: &JsTensor) -> JsResult<JsTensor> {
+                self.op(Op::Binary(BinaryOp::$op), &[other])
+            }
+        )*}
+    };
+}
+js_binary!(add => Add, sub => Sub, mul => Mul, div => Div);
+
+macro_rules! js_reduce {
+    ($($name:ident => $op:ident),* $(,)?) => {
+        #[wasm_bindgen(js_class = Tensor)]
+        impl JsTensor {$(
+            #[doc = concat!("`", stringify!($name), "` over `axes` (a number or array; all when absent).")]
+            pub fn $name(&self, axes: JsValue, keep_dims: Option<bool>) -> JsResult<JsTensor> {
+                self.reduce(ReduceOp::$op, axes, keep_dims)
+            }
+        )*}
+    };
+}
+js_reduce!(sum => Sum, mean => Mean, max => Max, min => Min);
+
+#[wasm_bindgen(js_class = Tensor)]
+impl JsTensor {
+    /// Matrix product over the last two dims; leading dims broadcast.
+    pub fn matmul(&self, other: &JsTensor) -> JsResult<JsTensor> {
+        self.op(Op::MatMul, &[other])
+    }
+
+    /// Softmax along `axis` (default -1).
+    pub fn softmax(&self, axis: Option<f64>) -> JsResult<JsTensor> {
+        let axis = ints_arg("axis", &js_sys::Array::of1(&axis.unwrap_or(-1.0).into()))?[0];
+        self.op(Op::Softmax { axis }, &[])
+    }
+
+    /// Same elements, new shape (one entry may be -1).
+    pub fn reshape(&self, shape: JsValue) -> JsResult<JsTensor> {
+        self.op(
+            Op::Reshape {
+                shape: ints_arg("shape", &shape)?,
+            },
+            &[],
+        )
+    }
+
+    /// Permutes axes (default reverses).
+    pub fn transpose(&self, perm: JsValue) -> JsResult<JsTensor> {
+        let perm = if perm.is_undefined() || perm.is_null() {
+            None
+        } else {
+            Some(ints_arg("perm", &perm)?)
+        };
+        self.op(Op::Transpose { perm }, &[])
+    }
+
+    /// Converts to `dtype`.
+    pub fn cast(&self, dtype: String) -> JsResult<JsTensor> {
+        self.op(Op::Cast(dtype_arg(Some(dtype))?), &[])
+    }
+
+    /// A copy with its own storage.
+    #[wasm_bindgen(js_name = clone)]
+    pub fn clone_tensor(&self) -> JsResult<JsTensor> {
+        self.op(Op::Clone, &[])
     }
 }

@@ -140,7 +140,11 @@ fn node_json(node: &Node) -> NodeJson {
             ..Default::default()
         },
         Node::Op { op, args } => {
-            let mut j = NodeJson { op: op.name().into(), args: Some(args.clone()), ..Default::default() };
+            let mut j = NodeJson {
+                op: op.name().into(),
+                args: Some(args.clone()),
+                ..Default::default()
+            };
             match op {
                 Op::Cast(d) => j.dtype = Some(*d),
                 Op::Reduce { axes, keep_dims, .. } => {
@@ -163,14 +167,28 @@ fn bad(i: usize, what: impl std::fmt::Display) -> Error {
 
 fn dims(i: usize, shape: Option<Vec<i64>>, allow_dynamic: bool) -> Result<Vec<i64>> {
     let shape = shape.ok_or_else(|| bad(i, "missing 'shape'"))?;
-    if let Some(d) = shape.iter().find(|&&d| d == 0 || d < -1 || (!allow_dynamic && d < 0)) {
+    if let Some(d) = shape
+        .iter()
+        .find(|&&d| d == 0 || d < -1 || (!allow_dynamic && d < 0))
+    {
         return Err(bad(i, format!("dimension {d} in {shape:?} is not allowed here")));
     }
     Ok(shape)
 }
 
 fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
-    let NodeJson { op, name, dtype, shape, data, args, axes, keep_dims, axis, perm } = j;
+    let NodeJson {
+        op,
+        name,
+        dtype,
+        shape,
+        data,
+        args,
+        axes,
+        keep_dims,
+        axis,
+        perm,
+    } = j;
     let unexpected = |present: bool, field: &str| {
         if present {
             Err(bad(i, format!("'{op}' takes no '{field}'")))
@@ -194,14 +212,22 @@ fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
     let need_dtype = || dtype.ok_or_else(|| bad(i, format!("'{op}' needs 'dtype'")));
     let need_name = || name.clone().ok_or_else(|| bad(i, format!("'{op}' needs 'name'")));
     let node = match op.as_str() {
-        "input" => Node::Input { name: need_name()?, dtype: need_dtype()?, shape: dims(i, shape, true)? },
+        "input" => Node::Input {
+            name: need_name()?,
+            dtype: need_dtype()?,
+            shape: dims(i, shape, true)?,
+        },
         "state" => Node::State {
             name: need_name()?,
             dtype: need_dtype()?,
             shape: dims(i, shape, false)?.into_iter().map(|d| d as usize).collect(),
         },
         "constant" => Node::Constant {
-            data: data.ok_or_else(|| bad(i, "constant needs 'data'"))?.into_iter().map(f64::from).collect(),
+            data: data
+                .ok_or_else(|| bad(i, "constant needs 'data'"))?
+                .into_iter()
+                .map(f64::from)
+                .collect(),
             shape: dims(i, shape, false)?.into_iter().map(|d| d as usize).collect(),
             dtype: need_dtype()?,
         },
@@ -214,13 +240,21 @@ fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
             } else if let Some(b) = Op::binary(other) {
                 Op::Binary(b)
             } else if let Some(r) = Op::reduce(other) {
-                Op::Reduce { op: r, axes: axes.clone().unwrap_or_default(), keep_dims: keep_dims.unwrap_or(false) }
+                Op::Reduce {
+                    op: r,
+                    axes: axes.clone().unwrap_or_default(),
+                    keep_dims: keep_dims.unwrap_or(false),
+                }
             } else {
                 match other {
                     "cast" => Op::Cast(need_dtype()?),
                     "matmul" => Op::MatMul,
-                    "softmax" => Op::Softmax { axis: axis.unwrap_or(-1) },
-                    "reshape" => Op::Reshape { shape: shape.clone().ok_or_else(|| bad(i, "reshape needs 'shape'"))? },
+                    "softmax" => Op::Softmax {
+                        axis: axis.unwrap_or(-1),
+                    },
+                    "reshape" => Op::Reshape {
+                        shape: shape.clone().ok_or_else(|| bad(i, "reshape needs 'shape'"))?,
+                    },
                     "transpose" => Op::Transpose { perm: perm.clone() },
                     "clone" => Op::Clone,
                     _ => return Err(bad(i, format!("unknown op '{other}'"))),
@@ -259,8 +293,22 @@ impl Program {
             format: FORMAT.into(),
             name: self.name.clone(),
             nodes: self.nodes.iter().map(node_json).collect(),
-            outputs: self.outputs.iter().map(|(n, id)| OutputJson { name: n.clone(), node: *id }).collect(),
-            assign: self.assigns.iter().map(|(s, id)| AssignJson { state: s.clone(), node: *id }).collect(),
+            outputs: self
+                .outputs
+                .iter()
+                .map(|(n, id)| OutputJson {
+                    name: n.clone(),
+                    node: *id,
+                })
+                .collect(),
+            assign: self
+                .assigns
+                .iter()
+                .map(|(s, id)| AssignJson {
+                    state: s.clone(),
+                    node: *id,
+                })
+                .collect(),
         };
         serde_json::to_value(j).expect("program JSON is always serialisable")
     }
@@ -276,7 +324,10 @@ impl Program {
         let j: ProgramJson = serde_json::from_str(text)
             .map_err(|e| Error::InvalidProgram(format!("program JSON is malformed: {e}")))?;
         if j.format != FORMAT {
-            return Err(Error::InvalidProgram(format!("format is '{}', expected '{FORMAT}'", j.format)));
+            return Err(Error::InvalidProgram(format!(
+                "format is '{}', expected '{FORMAT}'",
+                j.format
+            )));
         }
         let mut p = Program::new(&j.name);
         for (i, n) in j.nodes.into_iter().enumerate() {
@@ -307,7 +358,9 @@ mod tests {
         p.assign("acc", next).unwrap();
         let r = p.relu(next).unwrap();
         p.output("y", r).unwrap();
-        let c = p.constant(&[f64::NAN, f64::INFINITY, -0.5, 1e-30], &[4], DType::Float32).unwrap();
+        let c = p
+            .constant(&[f64::NAN, f64::INFINITY, -0.5, 1e-30], &[4], DType::Float32)
+            .unwrap();
         let m = p.mul(r, c).unwrap();
         let t = p.transpose(m, None).unwrap();
         p.output("z", t).unwrap();
@@ -321,7 +374,10 @@ mod tests {
         let q = Program::from_json(&text).unwrap();
         assert_eq!(q.to_json_string(), text);
         assert_eq!(q.nodes().len(), p.nodes().len());
-        assert!(text.contains("\"NaN\"") && text.contains("\"Infinity\""), "{text}");
+        assert!(
+            text.contains("\"NaN\"") && text.contains("\"Infinity\""),
+            "{text}"
+        );
     }
 
     #[test]

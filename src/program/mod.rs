@@ -105,7 +105,13 @@ macro_rules! reduce_nodes {
 impl Program {
     /// An empty program called `name`.
     pub fn new(name: &str) -> Program {
-        Program { name: name.to_string(), nodes: vec![], outputs: vec![], assigns: vec![], types: vec![] }
+        Program {
+            name: name.to_string(),
+            nodes: vec![],
+            outputs: vec![],
+            assigns: vec![],
+            types: vec![],
+        }
     }
 
     /// The program's name.
@@ -151,19 +157,34 @@ impl Program {
 
     /// An input; `-1` dims are dynamic.
     pub fn input(&mut self, name: &str, dtype: DType, shape: &[i64]) -> Result<NodeId> {
-        self.push(Node::Input { name: name.into(), dtype, shape: shape.to_vec() })
+        self.push(Node::Input {
+            name: name.into(),
+            dtype,
+            shape: shape.to_vec(),
+        })
     }
     /// A state slot (zero-filled in a new `ExecutionState` unless initialised).
     pub fn state(&mut self, name: &str, dtype: DType, shape: &[usize]) -> Result<NodeId> {
-        self.push(Node::State { name: name.into(), dtype, shape: shape.to_vec() })
+        self.push(Node::State {
+            name: name.into(),
+            dtype,
+            shape: shape.to_vec(),
+        })
     }
     /// A constant.
     pub fn constant(&mut self, data: &[f64], shape: &[usize], dtype: DType) -> Result<NodeId> {
-        self.push(Node::Constant { data: data.to_vec(), shape: shape.to_vec(), dtype })
+        self.push(Node::Constant {
+            data: data.to_vec(),
+            shape: shape.to_vec(),
+            dtype,
+        })
     }
     /// Any op node.
     pub fn op(&mut self, op: Op, args: &[NodeId]) -> Result<NodeId> {
-        self.push(Node::Op { op, args: args.to_vec() })
+        self.push(Node::Op {
+            op,
+            args: args.to_vec(),
+        })
     }
 
     unary_nodes!(neg => Neg, abs => Abs, square => Square, sqrt => Sqrt, exp => Exp, log => Log,
@@ -181,11 +202,21 @@ impl Program {
     }
     /// A reshape node.
     pub fn reshape(&mut self, a: NodeId, shape: &[i64]) -> Result<NodeId> {
-        self.op(Op::Reshape { shape: shape.to_vec() }, &[a])
+        self.op(
+            Op::Reshape {
+                shape: shape.to_vec(),
+            },
+            &[a],
+        )
     }
     /// A transpose node.
     pub fn transpose(&mut self, a: NodeId, perm: Option<&[i64]>) -> Result<NodeId> {
-        self.op(Op::Transpose { perm: perm.map(|p| p.to_vec()) }, &[a])
+        self.op(
+            Op::Transpose {
+                perm: perm.map(|p| p.to_vec()),
+            },
+            &[a],
+        )
     }
     /// A cast node.
     pub fn cast(&mut self, a: NodeId, dtype: DType) -> Result<NodeId> {
@@ -231,23 +262,32 @@ impl Program {
     /// Checks `node` (at index `id`) and pushes its inferred type onto `types`.
     fn check_node(nodes: &[Node], id: NodeId, node: &Node, types: &mut Vec<(Dims, DType)>) -> Result<()> {
         let name_taken = |name: &str| {
-            nodes[..id].iter().any(|n| matches!(n, Node::Input { name: m, .. } | Node::State { name: m, .. } if m == name))
+            nodes[..id]
+                .iter()
+                .any(|n| matches!(n, Node::Input { name: m, .. } | Node::State { name: m, .. } if m == name))
         };
         let t = match node {
             Node::Input { name, dtype, shape } => {
                 if name.is_empty() || name_taken(name) {
-                    return Err(Error::InvalidProgram(format!("input name '{name}' is empty or already used")));
+                    return Err(Error::InvalidProgram(format!(
+                        "input name '{name}' is empty or already used"
+                    )));
                 }
                 if let Some(d) = shape.iter().find(|&&d| d == 0 || d < -1) {
                     return Err(Error::InvalidProgram(format!(
                         "input '{name}' has dimension {d} in {shape:?}: use positive sizes or -1 (dynamic)"
                     )));
                 }
-                (shape.iter().map(|&d| (d > 0).then_some(d as usize)).collect(), *dtype)
+                (
+                    shape.iter().map(|&d| (d > 0).then_some(d as usize)).collect(),
+                    *dtype,
+                )
             }
             Node::State { name, dtype, shape } => {
                 if name.is_empty() || name_taken(name) {
-                    return Err(Error::InvalidProgram(format!("state name '{name}' is empty or already used")));
+                    return Err(Error::InvalidProgram(format!(
+                        "state name '{name}' is empty or already used"
+                    )));
                 }
                 crate::shape::element_count(shape)?;
                 (shape.iter().map(|&d| Some(d)).collect(), *dtype)
@@ -286,12 +326,18 @@ impl Program {
         node: NodeId,
         types: &[(Dims, DType)],
     ) -> Result<()> {
-        let slot = nodes.iter().position(|n| matches!(n, Node::State { name, .. } if name == state));
+        let slot = nodes
+            .iter()
+            .position(|n| matches!(n, Node::State { name, .. } if name == state));
         let Some(slot) = slot else {
-            return Err(Error::InvalidProgram(format!("assign to '{state}': the program has no such state")));
+            return Err(Error::InvalidProgram(format!(
+                "assign to '{state}': the program has no such state"
+            )));
         };
         if assigns.iter().any(|(s, _)| s == state) {
-            return Err(Error::InvalidProgram(format!("state '{state}' is assigned twice")));
+            return Err(Error::InvalidProgram(format!(
+                "state '{state}' is assigned twice"
+            )));
         }
         let (want, wd) = &types[slot];
         let (got, gd) = &types[node];

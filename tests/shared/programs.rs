@@ -21,12 +21,16 @@ pub fn running_mean() -> Program {
 /// A stateful program run 100 times gives the analytic answer; outputs disposed each time keep
 /// live bytes exactly flat; a repeated input shape compiles nothing; a new one compiles once.
 pub async fn stateful_program_100_runs(s: &Session) {
-    let exe = s.compile(&Program::from_json(&running_mean().to_json_string()).unwrap()).unwrap();
+    let exe = s
+        .compile(&Program::from_json(&running_mean().to_json_string()).unwrap())
+        .unwrap();
     assert_eq!(exe.name(), "running_mean");
     let state = exe.create_state(&[]).unwrap();
     assert_eq!(state.byte_length(), 16);
     // rows [1,2,3,4] - k, k = 0..3 → column sums 10 - 6 = [-2, 1, 4, 7]... computed on the CPU
-    let x: Vec<f32> = (0..12).map(|i| (i % 4) as f32 + 1.0 - (i / 4) as f32 * 2.0).collect();
+    let x: Vec<f32> = (0..12)
+        .map(|i| (i % 4) as f32 + 1.0 - (i / 4) as f32 * 2.0)
+        .collect();
     let col: Vec<f32> = (0..4).map(|c| (0..3).map(|r| x[r * 4 + c]).sum()).collect();
     let input = s.tensor(&x, &[3, 4]).unwrap();
     let live0 = s.stats().live_bytes;
@@ -46,9 +50,16 @@ pub async fn stateful_program_100_runs(s: &Session) {
     let want: Vec<f32> = col.iter().map(|c| (c * 100.0).max(0.0)).collect();
     assert_eq!(last, want);
     let acc = state.get("acc").unwrap();
-    assert_eq!(acc.read::<f32>().await.unwrap(), col.iter().map(|c| c * 100.0).collect::<Vec<_>>());
+    assert_eq!(
+        acc.read::<f32>().await.unwrap(),
+        col.iter().map(|c| c * 100.0).collect::<Vec<_>>()
+    );
     let st = s.stats();
-    assert_eq!(st.compiles - compiles0, 1, "one specialisation for one input shape");
+    assert_eq!(
+        st.compiles - compiles0,
+        1,
+        "one specialisation for one input shape"
+    );
     assert_eq!(exe.cache_entries(), 1);
     assert_eq!(st.executions, 100);
     // another shape: one more specialisation
@@ -57,7 +68,11 @@ pub async fn stateful_program_100_runs(s: &Session) {
     assert_eq!(s.stats().compiles - compiles0, 2);
     assert_eq!(s.stats().executable_cache_entries, 2);
     exe.dispose();
-    assert_eq!(s.stats().executable_cache_entries, 0, "disposing removes its cache entries");
+    assert_eq!(
+        s.stats().executable_cache_entries,
+        0,
+        "disposing removes its cache entries"
+    );
     assert!(state.get("acc").is_ok(), "the state outlives its executable");
 }
 
@@ -74,19 +89,35 @@ pub async fn memory_plan_matches_telemetry(s: &Session) {
     let shapes = HashMap::from([("x".to_string(), vec![1024])]);
     let plan = exe.memory_plan(&shapes).unwrap();
     assert_eq!(
-        (plan.intermediate_bytes, plan.output_bytes, plan.state_bytes, plan.peak_bytes),
+        (
+            plan.intermediate_bytes,
+            plan.output_bytes,
+            plan.state_bytes,
+            plan.peak_bytes
+        ),
         (8192, 4, 0, 8192),
         "a and b (4 KiB each) are live together; the 4-byte output comes after a is freed"
     );
-    assert_eq!(exe.memory_plan(&HashMap::new()).unwrap_err().code(), "INVALID_ARGUMENT");
+    assert_eq!(
+        exe.memory_plan(&HashMap::new()).unwrap_err().code(),
+        "INVALID_ARGUMENT"
+    );
     let xs: Vec<f32> = (0..1024).map(|i| (i as f32) / 1024.0 - 0.5).collect();
     let x = s.tensor(&xs, &[1024]).unwrap();
     let before = s.stats().live_bytes;
     affon::telemetry::reset_peak();
     let out = exe.run(&[("x", &x)], None).unwrap();
     let st = s.stats();
-    assert_eq!(st.peak_bytes, before + plan.peak_bytes, "telemetry confirms the plan");
-    assert_eq!(st.live_bytes, before + 4, "intermediates are gone when run returns");
+    assert_eq!(
+        st.peak_bytes,
+        before + plan.peak_bytes,
+        "telemetry confirms the plan"
+    );
+    assert_eq!(
+        st.live_bytes,
+        before + 4,
+        "intermediates are gone when run returns"
+    );
     let got = out[0].1.item_f64().await.unwrap();
     let want: f64 = xs.iter().map(|&v| ((v as f64).exp().powi(2)).max(0.0)).sum();
     assert!((got - want).abs() <= 1e-4 * want, "{got} vs {want}");
@@ -101,34 +132,87 @@ pub async fn program_errors_change_nothing(s: &Session) {
     let wrong = s.ones(&[2, 5], DType::Float32).unwrap();
     let before = s.stats();
     let code = |r: affon::Result<Vec<(String, affon::Tensor)>>| r.map(|_| ()).unwrap_err().code();
-    assert_eq!(code(exe.run(&[], Some(&state))), "INVALID_ARGUMENT", "missing input");
-    assert_eq!(code(exe.run(&[("x", &x), ("z", &x)], Some(&state))), "INVALID_ARGUMENT", "extra input");
-    assert_eq!(code(exe.run(&[("x", &x), ("x", &x)], Some(&state))), "INVALID_ARGUMENT", "twice");
+    assert_eq!(
+        code(exe.run(&[], Some(&state))),
+        "INVALID_ARGUMENT",
+        "missing input"
+    );
+    assert_eq!(
+        code(exe.run(&[("x", &x), ("z", &x)], Some(&state))),
+        "INVALID_ARGUMENT",
+        "extra input"
+    );
+    assert_eq!(
+        code(exe.run(&[("x", &x), ("x", &x)], Some(&state))),
+        "INVALID_ARGUMENT",
+        "twice"
+    );
     assert_eq!(code(exe.run(&[("x", &xi)], Some(&state))), "DTYPE_MISMATCH");
     assert_eq!(code(exe.run(&[("x", &wrong)], Some(&state))), "SHAPE_MISMATCH");
-    assert_eq!(code(exe.run(&[("x", &x)], None)), "INVALID_ARGUMENT", "state required");
+    assert_eq!(
+        code(exe.run(&[("x", &x)], None)),
+        "INVALID_ARGUMENT",
+        "state required"
+    );
     let other = s.compile(&running_mean()).unwrap();
     let other_state = other.create_state(&[]).unwrap();
-    assert_eq!(code(exe.run(&[("x", &x)], Some(&other_state))), "INVALID_ARGUMENT", "foreign state");
+    assert_eq!(
+        code(exe.run(&[("x", &x)], Some(&other_state))),
+        "INVALID_ARGUMENT",
+        "foreign state"
+    );
     let bad_init = s.ones(&[3], DType::Float32).unwrap();
-    assert_eq!(exe.create_state(&[("acc", &bad_init)]).map(|_| ()).unwrap_err().code(), "SHAPE_MISMATCH");
-    assert_eq!(exe.create_state(&[("nope", &bad_init)]).map(|_| ()).unwrap_err().code(), "INVALID_ARGUMENT");
+    assert_eq!(
+        exe.create_state(&[("acc", &bad_init)])
+            .map(|_| ())
+            .unwrap_err()
+            .code(),
+        "SHAPE_MISMATCH"
+    );
+    assert_eq!(
+        exe.create_state(&[("nope", &bad_init)])
+            .map(|_| ())
+            .unwrap_err()
+            .code(),
+        "INVALID_ARGUMENT"
+    );
     let mut bad = Program::new("bad");
     let i = bad.input("x", DType::Float32, &[2, 3]).unwrap();
     assert_eq!(bad.matmul(i, i).unwrap_err().code(), "SHAPE_MISMATCH");
-    assert_eq!(bad.sqrt(bad.nodes().len()).unwrap_err().code(), "INVALID_PROGRAM", "unknown node");
-    assert_eq!(s.compile(&bad).map(|_| ()).unwrap_err().code(), "INVALID_PROGRAM", "no outputs");
+    assert_eq!(
+        bad.sqrt(bad.nodes().len()).unwrap_err().code(),
+        "INVALID_PROGRAM",
+        "unknown node"
+    );
+    assert_eq!(
+        s.compile(&bad).map(|_| ()).unwrap_err().code(),
+        "INVALID_PROGRAM",
+        "no outputs"
+    );
     let after = s.stats();
     assert_eq!(
-        (after.live_bytes, after.live_tensors, after.executions, after.compiles),
-        (before.live_bytes + 16 + 12, before.live_tensors + 2, before.executions, before.compiles),
+        (
+            after.live_bytes,
+            after.live_tensors,
+            after.executions,
+            after.compiles
+        ),
+        (
+            before.live_bytes + 16 + 12,
+            before.live_tensors + 2,
+            before.executions,
+            before.compiles
+        ),
         "only the second executable's state (16 bytes) and the bad init tensor (12) were added"
     );
     drop(bad_init);
     // initialised state; disposed objects
     let init = s.tensor(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
     let st2 = exe.create_state(&[("acc", &init)]).unwrap();
-    assert_eq!(st2.get("acc").unwrap().read::<f32>().await.unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(
+        st2.get("acc").unwrap().read::<f32>().await.unwrap(),
+        vec![1.0, 2.0, 3.0, 4.0]
+    );
     st2.dispose();
     assert_eq!(code(exe.run(&[("x", &x)], Some(&st2))), "DISPOSED");
     assert_eq!(st2.get("acc").map(|_| ()).unwrap_err().code(), "DISPOSED");
@@ -153,7 +237,11 @@ pub async fn outputs_aliasing_and_constants(s: &Session) {
     p.output("c", c).unwrap();
     let live0 = s.stats().live_bytes;
     let exe = s.compile(&p).unwrap();
-    assert_eq!(s.stats().live_bytes, live0 + 12, "the constant is live storage of the executable");
+    assert_eq!(
+        s.stats().live_bytes,
+        live0 + 12,
+        "the constant is live storage of the executable"
+    );
     let x = s.tensor(&[1i32, 2, 3], &[3]).unwrap();
     let fix0 = s.stats().fixups;
     let out = exe.run(&[("x", &x)], None).unwrap();
@@ -167,7 +255,11 @@ pub async fn outputs_aliasing_and_constants(s: &Session) {
     drop(out);
     drop(x);
     exe.dispose();
-    assert_eq!(s.stats().live_bytes, live0, "constants released with the executable");
+    assert_eq!(
+        s.stats().live_bytes,
+        live0,
+        "constants released with the executable"
+    );
 }
 
 /// TensorFlow.js's memory cases, natively in Rust (the JS versions run in the browser tests).
@@ -179,7 +271,10 @@ pub async fn tidy_and_profile(s: &Session) {
         b.sum(&[], false).unwrap()
     });
     let m = s.memory();
-    assert_eq!((m.num_tensors - base.num_tensors, m.num_bytes - base.num_bytes), (1, 4));
+    assert_eq!(
+        (m.num_tensors - base.num_tensors, m.num_bytes - base.num_bytes),
+        (1, 4)
+    );
     assert_eq!(r.item_f64().await.unwrap(), 14.0);
     drop(r);
     let (info, x) = s

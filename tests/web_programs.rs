@@ -1,0 +1,248 @@
+//! Programs, tidy and profile in headless Chromium on WebGPU: the shared Rust scenarios, then the
+//! JS surface exactly as API.md and the TensorFlow.js memory cases use it.
+#![cfg(target_arch = "wasm32")]
+
+#[path = "shared/programs.rs"]
+mod programs;
+
+use affon::js::JsSession;
+use affon::{Session, SessionOptions};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+async fn session() -> Session {
+    Session::create(SessionOptions::default())
+        .await
+        .expect("WebGPU adapter required")
+}
+
+#[wasm_bindgen_test]
+async fn stateful_program_100_runs() {
+    programs::stateful_program_100_runs(&session().await).await;
+}
+
+#[wasm_bindgen_test]
+async fn memory_plan_matches_telemetry() {
+    programs::memory_plan_matches_telemetry(&session().await).await;
+}
+
+#[wasm_bindgen_test]
+async fn program_errors_change_nothing() {
+    programs::program_errors_change_nothing(&session().await).await;
+}
+
+#[wasm_bindgen_test]
+async fn outputs_aliasing_and_constants() {
+    programs::outputs_aliasing_and_constants(&session().await).await;
+}
+
+#[wasm_bindgen_test]
+async fn tidy_and_profile_in_rust() {
+    programs::tidy_and_profile(&session().await).await;
+}
+
+#[wasm_bindgen(inline_js = r#"
+const code = (f) => { try { f(); return 'no error'; } catch (e) { return `${e.name}:${e.code}`; } };
+
+export async function apiExample(session, Program) {
+  const p = new Program('running_mean');
+  const x = p.input('x', 'float32', [-1, 4]);
+  const acc = p.state('acc', 'float32', [4]);
+  const next = p.add(acc, p.sum(x, [0]));
+  p.assign('acc', next);
+  p.output('y', p.relu(next));
+  const json = JSON.stringify(p);
+  const exe = session.compile(Program.fromJSON(json));
+  const again = JSON.stringify(Program.fromJSON(JSON.parse(json)).toJSON());
+  const state = exe.createState();
+  const input = session.tensor(new Float32Array([1, 2, 3, 4, -1, -2, -3, -4, 5, 5, 5, 5]), [3, 4]);
+  const base = session.memory().numBytes;
+  let y;
+  for (let i = 0; i < 10; i++) {
+    ({ y } = exe.run({ x: input }, state));
+    if (i < 9) y.dispose();
+  }
+  const out = {
+    name: exe.name,
+    roundTrip: again === json,
+    y: Array.from(await y.to_array()),
+    acc: Array.from(await state.get('acc').to_array()),
+    flat: session.memory().numBytes - base,         // y + the acc copy
+    stateBytes: state.byteLength,
+    plan: exe.memoryPlan({ x: [3, 4] }),
+    badInput: code(() => exe.run({ z: input }, state)),
+    noState: code(() => exe.run({ x: input })),
+    notTensor: code(() => exe.run({ x: { id: input.id } }, state)),
+    badJson: code(() => Program.fromJSON('{"format":"affon.program/1","name":"p","nodes":[{"op":"relu","args":[3]}]}')),
+    cyclic: code(() => Program.fromJSON({ format: 'affon.program/1', name: 'p', nodes: [{ op: 'add', args: [0, 0] }] })),
+    badNode: code(() => p.add(x, new Program('other').input('q', 'float32', [4]))),
+    shapeAtAdd: code(() => p.matmul(x, acc)),
+  };
+  state.dispose();
+  state[Symbol.dispose]();
+  out.stateDisposed = code(() => state.get('acc'));
+  exe[Symbol.dispose]();
+  out.exeDisposed = code(() => exe.run({ x: input }, state));
+  return out;
+}
+
+export function tfjsCases(session) {
+  const out = {};
+  const m0 = session.memory();
+  const r = session.tidy(() => {
+    const a = session.tensor([1, 2, 3], [3]);
+    return a.sum();
+  });
+  const m1 = session.memory();
+  out.tidySum = [m1.numTensors - m0.numTensors, m1.numBytes - m0.numBytes, r.shape.length];
+  r.dispose();
+  // nested tidy with keep
+  let kept, inner;
+  const outer = session.tidy('outer', () => {
+    const a = session.ones([4]);
+    inner = session.tidy(() => {
+      const b = a.add(a);
+      kept = session.keep(b.mul(b));
+      const c = b.square();
+      return [c, { d: c.neg() }];
+    });
+    return inner[0];
+  });
+  out.nested = [outer === inner[0], outer.disposed, inner[1].d.disposed, kept.disposed];
+  const m2 = session.memory();
+  out.nestedCounts = [m2.numTensors - m0.numTensors, m2.numBytes - m0.numBytes];
+  outer.dispose(); kept.dispose();
+  out.throws = code(() => session.tidy(() => { session.zeros([8]); throw new Error('boom'); }));
+  out.afterThrow = session.memory().numBytes - m0.numBytes;
+  out.asyncTidy = code(() => session.tidy(async () => 1));
+  return out;
+}
+
+export async function profileCase(session) {
+  const info = await session.profile(() => {
+    const x = session.tensor([1, 2, 3], [3]);
+    let x2 = x.square();
+    x2.dispose();
+    x2 = x.square();
+    x2.dispose();
+    return x;
+  });
+  const k = info.kernels[0];
+  info.result.dispose();
+  return [info.newBytes, info.peakBytes, info.newTensors, info.kernels.length, k.name, k.bytesAdded,
+          k.inputShapes[0][0], k.outputShapes[0][0], k.totalBytesSnapshot];
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = apiExample)]
+    async fn api_example(session: JsValue, program: JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = tfjsCases)]
+    fn tfjs_cases(session: JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = profileCase)]
+    async fn profile_case(session: JsValue) -> JsValue;
+}
+
+fn field(o: &JsValue, k: &str) -> JsValue {
+    js_sys::Reflect::get(o, &k.into()).unwrap()
+}
+
+fn nums(v: &JsValue) -> Vec<f64> {
+    js_sys::Array::from(v)
+        .iter()
+        .map(|x| x.as_f64().unwrap_or(f64::NAN))
+        .collect()
+}
+
+fn bools(v: &JsValue) -> Vec<bool> {
+    js_sys::Array::from(v)
+        .iter()
+        .map(|x| x.as_bool().unwrap())
+        .collect()
+}
+
+async fn js_session() -> JsValue {
+    JsSession::create(JsValue::UNDEFINED)
+        .await
+        .map(JsValue::from)
+        .expect("WebGPU adapter required")
+}
+
+/// The `Program` class object, taken from a program instance's constructor.
+fn program_class() -> JsValue {
+    let p: JsValue = affon::js::JsProgram::new("probe".into()).into();
+    field(&p, "constructor")
+}
+
+#[wasm_bindgen_test]
+async fn the_api_md_program_example_runs_unchanged() {
+    let out = api_example(js_session().await, program_class()).await;
+    assert_eq!(field(&out, "name").as_string().unwrap(), "running_mean");
+    assert_eq!(field(&out, "roundTrip").as_bool(), Some(true));
+    // column sums of x: [5, 5, 5, 5] per run; after 10 runs acc = 50, y = relu(acc)
+    assert_eq!(nums(&field(&out, "y")), vec![50.0; 4]);
+    assert_eq!(nums(&field(&out, "acc")), vec![50.0; 4]);
+    assert_eq!(
+        field(&out, "flat").as_f64(),
+        Some(32.0),
+        "only the last y and the acc copy remain"
+    );
+    assert_eq!(field(&out, "stateBytes").as_f64(), Some(16.0));
+    let plan = field(&out, "plan");
+    assert_eq!(
+        field(&plan, "intermediateBytes").as_f64(),
+        Some(32.0),
+        "sum [4] and acc+sum [4] live together"
+    );
+    assert_eq!(field(&plan, "outputBytes").as_f64(), Some(16.0));
+    assert_eq!(field(&plan, "stateBytes").as_f64(), Some(16.0));
+    for (k, v) in [
+        ("badInput", "AffonError:INVALID_ARGUMENT"),
+        ("noState", "AffonError:INVALID_ARGUMENT"),
+        ("notTensor", "AffonError:INVALID_ARGUMENT"),
+        ("badJson", "AffonError:INVALID_PROGRAM"),
+        ("cyclic", "AffonError:INVALID_PROGRAM"),
+        ("badNode", "AffonError:INVALID_PROGRAM"),
+        ("shapeAtAdd", "AffonError:SHAPE_MISMATCH"),
+        ("stateDisposed", "AffonError:DISPOSED"),
+        ("exeDisposed", "AffonError:DISPOSED"),
+    ] {
+        assert_eq!(field(&out, k).as_string().as_deref(), Some(v), "{k}");
+    }
+}
+
+#[wasm_bindgen_test]
+async fn tensorflow_js_memory_cases() {
+    let out = tfjs_cases(js_session().await);
+    assert_eq!(
+        nums(&field(&out, "tidySum")),
+        vec![1.0, 4.0, 0.0],
+        "tidy returning a.sum(): 1 tensor, 4 bytes"
+    );
+    assert_eq!(bools(&field(&out, "nested")), vec![true, false, true, false]);
+    // survivors: outer (c, 16 bytes) and kept (16 bytes)
+    assert_eq!(nums(&field(&out, "nestedCounts")), vec![2.0, 32.0]);
+    assert_eq!(
+        field(&out, "throws").as_string().as_deref(),
+        Some("Error:undefined")
+    );
+    assert_eq!(
+        field(&out, "afterThrow").as_f64(),
+        Some(0.0),
+        "a throwing tidy still cleans up"
+    );
+    assert_eq!(
+        field(&out, "asyncTidy").as_string().as_deref(),
+        Some("AffonError:INVALID_ARGUMENT")
+    );
+}
+
+#[wasm_bindgen_test]
+async fn profile_square_twice() {
+    let out = nums(&profile_case(js_session().await).await);
+    // newBytes 12, peakBytes 24, newTensors 1, two kernels named square of 12 bytes each
+    assert_eq!(out[..4], [12.0, 24.0, 1.0, 2.0]);
+    assert_eq!(out[5..8], [12.0, 3.0, 3.0]);
+    assert_eq!(out[8], 24.0);
+}
