@@ -45,8 +45,11 @@ fn main(
     let inner = params[2];
     let valid = r < rows;
     let base = (r / inner) * len * inner + (r % inner);
-    var m = bitcast<f32>(0xff800000u); // -inf
+    // Start from the row's first element, not -inf: a constant infinity is a WGSL shader-creation
+    // error (Chrome's Tint rejects `bitcast<f32>(0xff800000u)`; naga accepts it).
+    var m = 0.0;
     if (valid) {
+        m = bitcast<f32>(a[base]);
         for (var j = lid; j < len; j = j + 64u) {
             m = max(m, bitcast<f32>(a[base + j * inner]));
         }

@@ -142,6 +142,13 @@ impl Gpu {
             .await
             .map_err(|_| Error::DeviceLost("readback was cancelled".into()))?;
         mapped.map_err(|e| Error::DeviceLost(format!("readback failed: {e}")))?;
+        if let Some(e) = self.take_error() {
+            // Validation errors (a shader the browser rejected, say) arrive asynchronously; the
+            // first readback after one reports it instead of returning stale data silently.
+            staging.unmap();
+            staging.destroy();
+            return Err(Error::Unsupported(format!("the device reported an error: {e}")));
+        }
         let words = {
             let view = staging
                 .slice(..)
@@ -200,6 +207,7 @@ impl Storage for DeviceStorage {
                     "; it never fits: the device's largest storage buffer is {} bytes",
                     self.max_buffer_size
                 ),
+                forensics: None,
             });
         }
         Ok(self.device.create_buffer(&wgpu::BufferDescriptor {

@@ -25,7 +25,8 @@ pub enum Error {
     /// The pool bound (or the device) cannot hold the request. Retry after disposing tensors or
     /// `clear_cache()`; a request larger than the bound never fits.
     #[error(
-        "out of memory: requested {requested} bytes (pool holds {pool_bytes} bytes, {live_bytes} live in tensors, bound {bound} bytes){detail}"
+        "out of memory: requested {requested} bytes (pool holds {pool_bytes} bytes, {live_bytes} live in tensors, bound {bound} bytes){detail}{}",
+        forensics.as_ref().map(|f| f.describe()).unwrap_or_default()
     )]
     OutOfMemory {
         /// Bytes the device buffer would have taken (after size-class rounding).
@@ -38,6 +39,8 @@ pub enum Error {
         bound: u64,
         /// Extra context, starting with a separator, or empty.
         detail: String,
+        /// The largest live owners and the pool state at the failure (set by the session).
+        forensics: Option<Box<Forensics>>,
     },
     /// The device was lost; only `dispose()` still works.
     #[error("device lost: {0}")]
@@ -45,6 +48,18 @@ pub enum Error {
     /// The platform or adapter cannot do what was asked (no adapter, missing feature).
     #[error("unsupported: {0}")]
     Unsupported(String),
+}
+
+/// What an `OUT_OF_MEMORY` error carries to explain itself.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Forensics {
+    /// The session's largest live owners (origin, count, bytes), largest first (at most 5).
+    pub owners: Vec<crate::telemetry::owners::OwnerGroup>,
+    /// The pool at the failure.
+    pub pool: crate::pool::PoolUsage,
+    /// The pool bound.
+    pub bound: u64,
 }
 
 impl Error {
@@ -61,6 +76,25 @@ impl Error {
             Error::DeviceLost(_) => "DEVICE_LOST",
             Error::Unsupported(_) => "UNSUPPORTED",
         }
+    }
+}
+
+impl Forensics {
+    fn describe(&self) -> String {
+        let owners: Vec<String> = self
+            .owners
+            .iter()
+            .map(|o| format!("'{}' {} bytes in {}", o.origin, o.bytes, o.count))
+            .collect();
+        format!(
+            "; largest owners: {}; {}",
+            if owners.is_empty() {
+                "none".into()
+            } else {
+                owners.join(", ")
+            },
+            self.pool
+        )
     }
 }
 

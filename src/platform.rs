@@ -78,3 +78,93 @@ pub(crate) async fn browser_adapter_identity() -> (String, String) {
     let s = |k| get(&info, k).as_string().unwrap_or_default();
     (s("vendor"), s("architecture"))
 }
+
+/// `runtime.memory` readings natively: resident bytes (Linux `/proc/self/status` VmRSS; macOS
+/// `proc_pid_rusage`), and on macOS the physical footprint.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn runtime_memory() -> Vec<(&'static str, u64)> {
+    #[cfg(target_os = "macos")]
+    {
+        // SAFETY: proc_pid_rusage writes a rusage_info_v2 into the zeroed struct we pass.
+        let mut info: libc::rusage_info_v2 = unsafe { std::mem::zeroed() };
+        let ok = unsafe {
+            libc::proc_pid_rusage(
+                libc::getpid(),
+                libc::RUSAGE_INFO_V2,
+                &mut info as *mut libc::rusage_info_v2 as *mut libc::rusage_info_t,
+            )
+        } == 0;
+        if ok {
+            return vec![
+                ("process_resident_bytes", info.ri_resident_size),
+                ("process_footprint_bytes", info.ri_phys_footprint),
+            ];
+        }
+        vec![]
+    }
+    #[cfg(not(target_os = "macos"))]
+    {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let kb = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+        kb.map(|kb| vec![("process_resident_bytes", kb * 1024)])
+            .unwrap_or_default()
+    }
+}
+
+/// `runtime.memory` readings on the web: the wasm linear memory, and the JS heap where the browser
+/// reports it (`performance.memory.usedJSHeapSize`, Chromium).
+#[cfg(target_arch = "wasm32")]
+pub(crate) fn runtime_memory() -> Vec<(&'static str, u64)> {
+    let get = |o: &wasm_bindgen::JsValue, k: &str| js_sys::Reflect::get(o, &k.into()).unwrap_or_default();
+    let mut out = Vec::new();
+    let buffer = get(&wasm_bindgen::memory(), "buffer");
+    if let Some(n) = get(&buffer, "byteLength").as_f64() {
+        out.push(("wasm_memory_bytes", n as u64));
+    }
+    let perf = get(&js_sys::global(), "performance");
+    if let Some(n) = get(&get(&perf, "memory"), "usedJSHeapSize").as_f64() {
+        out.push(("js_heap_used_bytes", n as u64));
+    }
+    out
+}
+
+/// The creating call's stack, trimmed to the user's frames (web); `None` natively.
+#[cfg(target_arch = "wasm32")]
+pub(crate) fn capture_stack() -> Option<String> {
+    thread_local! {
+        static RAISED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    let error_ctor = js_sys::Reflect::get(&js_sys::global(), &"Error".into()).ok()?;
+    if !RAISED.with(|r| r.replace(true)) {
+        // the default limit (10) is used up by the bindings' own frames
+        let _ = js_sys::Reflect::set(&error_ctor, &"stackTraceLimit".into(), &64.into());
+    }
+    let err = js_sys::Error::new("");
+    let stack = js_sys::Reflect::get(&err, &"stack".into()).ok()?.as_string()?;
+    let internal = |l: &str| {
+        l.contains("wasm-function")
+            || l.contains("wasm://")
+            || l.contains(".wasm:")
+            || l.contains("__wbg")
+            || l.contains("/affon.js")
+            || l.contains("wasm-bindgen-test")
+            || l.trim() == "Error"
+            || l.trim().is_empty()
+    };
+    let frames: Vec<&str> = stack
+        .lines()
+        .filter(|l| !internal(l))
+        .map(str::trim)
+        .take(8)
+        .collect();
+    (!frames.is_empty()).then(|| frames.join("\n"))
+}
+
+/// Stacks are a browser feature; natively none is recorded.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn capture_stack() -> Option<String> {
+    None
+}

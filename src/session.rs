@@ -14,6 +14,7 @@ use crate::platform::Shared;
 use crate::pool::{Lease, Pool, PoolConfig, PoolOptions, PoolUsage};
 use crate::scope::{ProfileInfo, Returned, Scopes};
 use crate::shape;
+use crate::telemetry::owners::OwnerTable;
 use crate::tensor::Tensor;
 
 /// Options for [`Session::create`].
@@ -23,8 +24,11 @@ pub struct SessionOptions {
     pub pool: PoolOptions,
     /// A name for reports and per-session metric labels (default `session-<id>`).
     pub label: Option<String>,
-    /// Record the creating call stack of each tensor (web only; used by telemetry).
+    /// Record the creating call stack of each tensor (web only; shown by `liveTensors()`).
     pub capture_stacks: bool,
+    /// When a JS handle is garbage-collected without `dispose()`, release its storage (default:
+    /// keep it, accounted and reported as forgotten, so figures stay deterministic).
+    pub release_on_collect: bool,
 }
 
 /// `Session.memory()`: TensorFlow.js's `tf.memory()` shape, for this session only.
@@ -58,6 +62,8 @@ pub(crate) struct SessionShared {
     disposed: AtomicBool,
     pub(crate) scopes: Scopes,
     pub(crate) capture_stacks: bool,
+    pub(crate) owners: Arc<OwnerTable>,
+    pub(crate) info: Arc<crate::telemetry::SessionInfo>,
 }
 
 impl SessionShared {
@@ -82,8 +88,50 @@ impl SessionShared {
         }
     }
 
-    pub(crate) fn release(&self, lease: Lease<wgpu::Buffer>) {
+    pub(crate) fn release(&self, id: u64, lease: Lease<wgpu::Buffer>) {
+        self.owners.remove(id);
         self.pool().release(lease);
+    }
+
+    /// Takes storage from the pool and records its owner; on `OUT_OF_MEMORY` the error carries the
+    /// largest owners and the pool state.
+    pub(crate) fn acquire(&self, id: u64, bytes: u64, origin: &str) -> Result<Lease<wgpu::Buffer>> {
+        let result = self.pool().acquire(bytes);
+        match result {
+            Ok(lease) => {
+                let stack = if self.capture_stacks {
+                    crate::platform::capture_stack()
+                } else {
+                    None
+                };
+                self.owners.add(id, origin, bytes, stack);
+                Ok(lease)
+            }
+            Err(Error::OutOfMemory {
+                requested,
+                live_bytes,
+                pool_bytes,
+                bound,
+                detail,
+                ..
+            }) => {
+                let mut groups = std::collections::BTreeMap::new();
+                self.owners.group_into(&mut groups);
+                let mut owners = crate::telemetry::owners::sorted(groups);
+                owners.truncate(5);
+                let pool = self.pool().usage();
+                let forensics = crate::error::Forensics { owners, pool, bound };
+                Err(Error::OutOfMemory {
+                    requested,
+                    live_bytes,
+                    pool_bytes,
+                    bound,
+                    detail,
+                    forensics: Some(Box::new(forensics)),
+                })
+            }
+            Err(e) => Err(e),
+        }
     }
 }
 
@@ -101,8 +149,16 @@ impl Session {
         let label = options.label.clone().unwrap_or_else(|| format!("session-{id}"));
         let gpu = Gpu::acquire(&label).await?;
         let ledger = Arc::new(Ledger::session());
+        let owners = Arc::new(OwnerTable::default());
+        let info = Arc::new(crate::telemetry::SessionInfo {
+            label: label.clone(),
+            adapter: gpu.identity.clone(),
+            pool: config.clone(),
+            capture_stacks: options.capture_stacks,
+            release_on_collect: options.release_on_collect,
+        });
         let pool = Pool::new(DeviceStorage::new(&gpu), config, ledger.clone());
-        crate::telemetry::register_session(label.clone(), &ledger);
+        crate::telemetry::register_session(&ledger, &owners, &info);
         Ok(Session {
             shared: Shared::new(SessionShared {
                 id,
@@ -114,6 +170,8 @@ impl Session {
                 disposed: AtomicBool::new(false),
                 scopes: Scopes::default(),
                 capture_stacks: options.capture_stacks,
+                owners,
+                info,
             }),
         })
     }
@@ -137,6 +195,11 @@ impl Session {
     /// Which adapter this session runs on.
     pub fn adapter(&self) -> &AdapterIdentity {
         &self.shared.gpu.identity
+    }
+
+    /// What reports say about this session (label, adapter, pool settings, options).
+    pub fn info(&self) -> &crate::telemetry::SessionInfo {
+        &self.shared.info
     }
 
     /// Whether tensors record their creating call stack.
@@ -259,7 +322,7 @@ impl Session {
 
     /// A tensor of uniformly distributed float32 values in `[min, max)`.
     pub fn random_uniform(&self, shape: &[usize], min: f64, max: f64, seed: u64) -> Result<Tensor> {
-        if !(min < max) {
+        if min.partial_cmp(&max) != Some(std::cmp::Ordering::Less) {
             return Err(Error::InvalidArgument(format!(
                 "randomUniform needs min < max, got {min} and {max}"
             )));

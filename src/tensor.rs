@@ -48,7 +48,7 @@ impl TensorCore {
             return;
         }
         if let Some(lease) = self.storage.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            self.session.release(lease);
+            self.session.release(self.id, lease);
         }
     }
 
@@ -89,10 +89,11 @@ impl Tensor {
     ) -> Result<Tensor> {
         session.check_open()?;
         let byte_length = shape::byte_length(&shape)?;
-        let lease = session.pool().acquire(byte_length)?;
+        let id = NEXT_TENSOR.fetch_add(1, Ordering::Relaxed);
+        let lease = session.acquire(id, byte_length, &origin)?;
         let core = Shared::new(TensorCore {
             session: session.clone(),
-            id: NEXT_TENSOR.fetch_add(1, Ordering::Relaxed),
+            id,
             buffer: lease.buffer.clone(),
             storage: Mutex::new(Some(lease)),
             shape,

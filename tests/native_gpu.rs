@@ -75,3 +75,8 @@ fn a_request_larger_than_the_device_allows_is_out_of_memory() {
     assert!(e.to_string().contains("never fits"), "{e}");
     assert_eq!(s.stats(), before);
 }
+
+#[test]
+fn ops_match_cpu_reference() {
+    block_on(common::ops::ops_match_cpu_reference(&session(None)));
+}

@@ -218,3 +218,8 @@ async fn telemetry_metrics_from_js_have_the_record_shape() {
         .unwrap();
     assert_eq!(field(&hits, "kind").as_string().as_deref(), Some("counter"));
 }
+
+#[wasm_bindgen_test]
+async fn ops_match_cpu_reference() {
+    common::ops::ops_match_cpu_reference(&session().await).await;
+}

@@ -20,6 +20,7 @@ struct OptionsArg {
     pool: Option<PoolArg>,
     label: Option<String>,
     capture_stacks: Option<bool>,
+    release_on_collect: Option<bool>,
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -94,6 +95,7 @@ fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
         },
         label: o.label,
         capture_stacks: o.capture_stacks.unwrap_or(false),
+        release_on_collect: o.release_on_collect.unwrap_or(false),
     })
 }
 
@@ -159,7 +161,7 @@ impl RandomArg {
         match self.0.iter().find(|(n, _)| n == "seed") {
             None => Ok((js_sys::Math::random() * 9.0e15) as u64),
             Some((_, v)) => match v.as_f64() {
-                Some(x) if x.fract() == 0.0 && x >= 0.0 && x < 9.0e15 => Ok(x as u64),
+                Some(x) if x.fract() == 0.0 && (0.0..9.0e15).contains(&x) => Ok(x as u64),
                 _ => Err(to_js(invalid_arg!(
                     "seed must be a non-negative integer, got {}",
                     describe(v)
@@ -396,7 +398,7 @@ impl JsSession {
         let s = self.open()?;
         let o = RandomArg::parse(&options, &["mean", "stddev", "seed"])?;
         let (mean, stddev) = (o.get("mean", 0.0)?, o.get("stddev", 1.0)?);
-        if !(stddev >= 0.0) {
+        if stddev.is_nan() || stddev < 0.0 {
             return Err(to_js(invalid_arg!(
                 "randomNormal: stddev must be ≥ 0, got {stddev}"
             )));

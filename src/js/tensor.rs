@@ -22,10 +22,24 @@ pub struct JsTensor {
     inner: Option<Rc<Tensor>>,
 }
 
+thread_local! {
+    /// Tensors whose JS handle was garbage-collected without `dispose()`: kept here so their storage
+    /// stays accounted (and reported as forgotten) unless the session opted into release on collect.
+    static FORGOTTEN: std::cell::RefCell<Vec<Rc<Tensor>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl Drop for JsTensor {
+    /// Runs when the JS handle is collected (wasm-bindgen's finalization registry) or `free()`d.
     fn drop(&mut self) {
-        if let Some(t) = &self.inner {
+        if let Some(t) = self.inner.take() {
             TENSORS.with(|r| r.remove(t.id()));
+            if !t.is_disposed() && Rc::strong_count(&t) == 1 {
+                let session = &t.core.session;
+                session.owners.forget(t.id());
+                if !session.info.release_on_collect {
+                    FORGOTTEN.with(|f| f.borrow_mut().push(t));
+                }
+            }
         }
     }
 }

@@ -33,13 +33,13 @@ pub(super) fn reduce(
     let red = reduce_axes("reduce", axes, a.shape.len())?;
     let s = strides(a.shape);
     let (mut kept_dims, mut kept_strides, mut red_dims, mut red_strides) = (vec![], vec![], vec![], vec![]);
-    for i in 0..a.shape.len() {
+    for (i, (&dim, &stride)) in a.shape.iter().zip(&s).enumerate() {
         if red.contains(&i) {
-            red_dims.push(a.shape[i] as u32);
-            red_strides.push(s[i] as u32);
+            red_dims.push(dim as u32);
+            red_strides.push(stride as u32);
         } else {
-            kept_dims.push(a.shape[i] as u32);
-            kept_strides.push(s[i] as u32);
+            kept_dims.push(dim as u32);
+            kept_strides.push(stride as u32);
         }
     }
     let out_len = out.len();

@@ -311,6 +311,7 @@ impl<S: Storage> Pool<S> {
             pool_bytes: self.held,
             bound: self.config.max_total_bytes,
             detail: detail.to_string(),
+            forensics: None,
         }
     }
 }

@@ -22,6 +22,7 @@ impl Storage for FakeDevice {
                 pool_bytes: 0,
                 bound: 0,
                 detail: ": device refused".into(),
+                forensics: None,
             });
         }
         self.next += 1;

@@ -260,13 +260,15 @@ fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
                     _ => return Err(bad(i, format!("unknown op '{other}'"))),
                 }
             };
-            let uses = |f: &str| match (&op, f) {
-                (Op::Reduce { .. }, "axes" | "keepDims") => true,
-                (Op::Softmax { .. }, "axis") => true,
-                (Op::Reshape { .. }, "shape") => true,
-                (Op::Transpose { .. }, "perm") => true,
-                (Op::Cast(_), "dtype") => true,
-                _ => false,
+            let uses = |f: &str| {
+                matches!(
+                    (&op, f),
+                    (Op::Reduce { .. }, "axes" | "keepDims")
+                        | (Op::Softmax { .. }, "axis")
+                        | (Op::Reshape { .. }, "shape")
+                        | (Op::Transpose { .. }, "perm")
+                        | (Op::Cast(_), "dtype")
+                )
             };
             for (f, present) in [
                 ("axes", axes.is_some()),

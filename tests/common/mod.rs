@@ -1,6 +1,8 @@
 //! Scenarios written once and run on both GPU targets (lavapipe natively, WebGPU in Chromium).
 #![allow(dead_code)] // each test binary uses a subset
 
+pub mod ops;
+
 use affon::{DType, PoolOptions, Session, SessionOptions};
 
 /// Options of the accounting scenario: 1 MiB bound, 64 KiB oversize threshold, default ladder.
@@ -13,6 +15,7 @@ pub fn scenario_options() -> SessionOptions {
         },
         label: Some("accounting-scenario".into()),
         capture_stacks: false,
+        release_on_collect: false,
     }
 }
 

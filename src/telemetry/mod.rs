@@ -1,13 +1,24 @@
-//! Telemetry (`std:telemetry`): metric records by scope, read from the process ledger and from
-//! each live session's ledger. Users match on `scope` and `name`, never on position.
+//! Telemetry (`std:telemetry`): metric records by scope, read from the process ledger, from each
+//! live session's ledger and owner table, and from the runtime. Users match on `scope` and `name`,
+//! never on position.
 
+pub mod diagnose;
+pub mod owners;
+pub mod report;
+
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
 
 use crate::accounting::{Ledger, LedgerSnapshot, PROCESS};
+use owners::{OwnerGroup, OwnerTable};
+
+pub use diagnose::{diagnose, Diagnosis, Evidence, Snapshots, Verdict};
+pub use owners::{current_iteration, next_iteration};
+pub use report::report;
 
 /// What a record measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MetricKind {
     /// A current level (may go down).
@@ -19,53 +30,129 @@ pub enum MetricKind {
 }
 
 /// One metric value.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MetricRecord {
     /// `compute.storage`, `compute.memory`, `compute.execution` or `runtime.memory`.
-    pub scope: &'static str,
+    pub scope: Cow<'static, str>,
     /// Name within the scope, e.g. `live_bytes`.
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     /// Gauge, counter or distribution.
     pub kind: MetricKind,
     /// `bytes`, `tensors`, `buffers`, `events`, …
-    pub unit: &'static str,
-    /// The level (gauge), running total (counter) or last observation (distribution).
+    pub unit: Cow<'static, str>,
+    /// The level (gauge), running total (counter) or mean (distribution).
     pub value: f64,
     /// Distributions only: observations.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub count: Option<f64>,
     /// Distributions only: sum of observations.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub sum: Option<f64>,
     /// Distributions only: smallest observation (0 when none).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub min: Option<f64>,
     /// Distributions only: largest observation.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub max: Option<f64>,
     /// Distributions only: `sum / count` (0 when none).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub mean: Option<f64>,
     /// Labels (`{session}` for per-session records); absent on process-wide records.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub labels: Option<BTreeMap<String, String>>,
 }
 
 struct Registered {
     label: String,
     ledger: Weak<Ledger>,
+    owners: Weak<OwnerTable>,
+    info: Weak<SessionInfo>,
+}
+
+/// What reports say about a session (adapter, settings).
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    /// The session's label.
+    pub label: String,
+    /// Its adapter.
+    pub adapter: crate::AdapterIdentity,
+    /// Its pool configuration.
+    pub pool: crate::PoolConfig,
+    /// Whether tensors record their creating stack.
+    pub capture_stacks: bool,
+    /// Whether collected handles release their storage.
+    pub release_on_collect: bool,
 }
 
 static SESSIONS: Mutex<Vec<Registered>> = Mutex::new(Vec::new());
 
-/// Registers a session ledger so its figures appear as labelled records while it lives.
-pub(crate) fn register_session(label: String, ledger: &Arc<Ledger>) {
+/// Registers a session so its figures appear as labelled records while it lives.
+pub(crate) fn register_session(ledger: &Arc<Ledger>, owners: &Arc<OwnerTable>, info: &Arc<SessionInfo>) {
     let mut s = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
     s.retain(|r| r.ledger.strong_count() > 0);
     s.push(Registered {
-        label,
+        label: info.label.clone(),
         ledger: Arc::downgrade(ledger),
+        owners: Arc::downgrade(owners),
+        info: Arc::downgrade(info),
     });
+}
+
+/// The live sessions' report information.
+pub fn sessions() -> Vec<SessionInfo> {
+    let s = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
+    s.iter()
+        .filter_map(|r| r.info.upgrade())
+        .map(|i| (*i).clone())
+        .collect()
+}
+
+/// `telemetry.liveTensors()`: live storage of every session grouped by origin, largest first.
+pub fn live_tensors() -> Vec<OwnerGroup> {
+    let mut groups = BTreeMap::new();
+    for r in SESSIONS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        if let Some(o) = r.owners.upgrade() {
+            o.group_into(&mut groups);
+        }
+    }
+    owners::sorted(groups)
+}
+
+/// Handles collected without `dispose()`: `(ever detected, still-live storages, their bytes)`.
+pub fn forgotten() -> (u64, u64, u64) {
+    let (mut ever, mut count, mut bytes) = (0, 0, 0);
+    for r in SESSIONS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        if let Some(o) = r.owners.upgrade() {
+            let (c, b) = o.forgotten_live();
+            ever += o.forgotten_handles();
+            count += c;
+            bytes += b;
+        }
+    }
+    (ever, count, bytes)
+}
+
+pub(crate) fn record(
+    scope: &'static str,
+    name: &'static str,
+    kind: MetricKind,
+    unit: &'static str,
+    value: f64,
+) -> MetricRecord {
+    MetricRecord {
+        scope: Cow::Borrowed(scope),
+        name: Cow::Borrowed(name),
+        kind,
+        unit: Cow::Borrowed(unit),
+        value,
+        count: None,
+        sum: None,
+        min: None,
+        max: None,
+        mean: None,
+        labels: None,
+    }
 }
 
 /// The `(scope, name, kind, unit, value)` rows of one ledger.
@@ -133,41 +220,74 @@ pub fn ledger_records(s: &LedgerSnapshot, labels: Option<&BTreeMap<String, Strin
     let mut out: Vec<MetricRecord> = ledger_rows(s)
         .into_iter()
         .map(|(scope, name, kind, unit, v)| MetricRecord {
-            scope,
-            name,
-            kind,
-            unit,
-            value: v as f64,
-            count: None,
-            sum: None,
-            min: None,
-            max: None,
-            mean: None,
             labels: labels.cloned(),
+            ..record(scope, name, kind, unit, v as f64)
         })
         .collect();
     let n = s.run_time_count as f64;
     let ms = |us: u64| us as f64 / 1000.0;
     let sum = ms(s.run_time_sum_us);
     out.push(MetricRecord {
-        scope: "compute.execution",
-        name: "run_time",
-        kind: MetricKind::Distribution,
-        unit: "ms",
-        value: if n > 0.0 { sum / n } else { 0.0 },
         count: Some(n),
         sum: Some(sum),
         min: Some(if n > 0.0 { ms(s.run_time_min_us) } else { 0.0 }),
         max: Some(ms(s.run_time_max_us)),
         mean: Some(if n > 0.0 { sum / n } else { 0.0 }),
         labels: labels.cloned(),
+        ..record(
+            "compute.execution",
+            "run_time",
+            MetricKind::Distribution,
+            "ms",
+            if n > 0.0 { sum / n } else { 0.0 },
+        )
     });
     out
 }
 
-/// The process-wide snapshot (all sessions), followed by one labelled set per live session.
+/// The process-wide snapshot (all sessions) with the `runtime.memory` records and forgotten-handle
+/// figures, then live bytes per origin (`compute.storage/live_bytes_by_origin`, labelled
+/// `{origin}`), then one labelled set per live session (`{session}`).
 pub fn metrics() -> Vec<MetricRecord> {
+    use MetricKind::{Counter, Gauge};
     let mut out = ledger_records(&PROCESS.snapshot(), None);
+    let (ever, count, bytes) = forgotten();
+    out.push(record(
+        "compute.storage",
+        "forgotten_handles",
+        Counter,
+        "handles",
+        ever as f64,
+    ));
+    out.push(record(
+        "compute.storage",
+        "forgotten_tensors",
+        Gauge,
+        "tensors",
+        count as f64,
+    ));
+    out.push(record(
+        "compute.storage",
+        "forgotten_bytes",
+        Gauge,
+        "bytes",
+        bytes as f64,
+    ));
+    for (name, v) in crate::platform::runtime_memory() {
+        out.push(record("runtime.memory", name, Gauge, "bytes", v as f64));
+    }
+    for g in live_tensors() {
+        out.push(MetricRecord {
+            labels: Some(BTreeMap::from([("origin".to_string(), g.origin)])),
+            ..record(
+                "compute.storage",
+                "live_bytes_by_origin",
+                Gauge,
+                "bytes",
+                g.bytes as f64,
+            )
+        });
+    }
     let sessions = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
     for r in sessions.iter() {
         if let Some(l) = r.ledger.upgrade() {

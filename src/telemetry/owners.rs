@@ -1,0 +1,129 @@
+//! Who holds the bytes: every live storage is recorded with its origin (eager op, program output,
+//! state of program X, constant, user label), the iteration it was created in and, with
+//! `captureStacks`, a trimmed stack of the creating call. One table per session; updated at every
+//! storage acquire and release (the same points the ledger is).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The current iteration: advanced by `telemetry.watch` (each iteration) and by
+/// [`next_iteration`]; recorded with each storage so age can be read as "created N iterations ago".
+static ITERATION: AtomicU64 = AtomicU64::new(0);
+
+/// Advances the iteration counter; returns the new value.
+pub fn next_iteration() -> u64 {
+    ITERATION.fetch_add(1, Ordering::Relaxed) + 1
+}
+
+/// The current iteration.
+pub fn current_iteration() -> u64 {
+    ITERATION.load(Ordering::Relaxed)
+}
+
+#[derive(Debug, Clone)]
+struct Owner {
+    origin: Arc<str>,
+    bytes: u64,
+    iteration: u64,
+    stack: Option<Arc<str>>,
+    forgotten: bool,
+}
+
+/// The live storages of one session.
+#[derive(Debug, Default)]
+pub(crate) struct OwnerTable {
+    live: Mutex<HashMap<u64, Owner>>,
+    /// Handles collected by the JS garbage collector without `dispose()` (ever).
+    forgotten_handles: AtomicU64,
+}
+
+/// Live storage grouped by origin (`telemetry.liveTensors()` rows).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnerGroup {
+    /// What created the storage.
+    pub origin: String,
+    /// Live storages with this origin.
+    pub count: u64,
+    /// Their bytes (`byteLength` sum).
+    pub bytes: u64,
+    /// The iteration the oldest of them was created in.
+    pub oldest_iteration: u64,
+    /// How many of them were forgotten (handle collected without `dispose()`).
+    pub forgotten: u64,
+    /// The creating stack of the oldest one (with `captureStacks`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stack: Option<String>,
+}
+
+impl OwnerTable {
+    pub(crate) fn add(&self, id: u64, origin: &str, bytes: u64, stack: Option<String>) {
+        let o = Owner {
+            origin: origin.into(),
+            bytes,
+            iteration: current_iteration(),
+            stack: stack.map(Into::into),
+            forgotten: false,
+        };
+        self.live.lock().unwrap_or_else(|p| p.into_inner()).insert(id, o);
+    }
+
+    pub(crate) fn remove(&self, id: u64) {
+        self.live.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+    }
+
+    /// Marks a storage whose handle was collected without `dispose()`.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // only JS handles are garbage-collected
+    pub(crate) fn forget(&self, id: u64) {
+        self.forgotten_handles.fetch_add(1, Ordering::Relaxed);
+        if let Some(o) = self.live.lock().unwrap_or_else(|p| p.into_inner()).get_mut(&id) {
+            o.forgotten = true;
+        }
+    }
+
+    /// Handles collected without `dispose()`, ever.
+    pub(crate) fn forgotten_handles(&self) -> u64 {
+        self.forgotten_handles.load(Ordering::Relaxed)
+    }
+
+    /// Forgotten storages still live: `(count, bytes)`.
+    pub(crate) fn forgotten_live(&self) -> (u64, u64) {
+        let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        live.values()
+            .filter(|o| o.forgotten)
+            .fold((0, 0), |(c, b), o| (c + 1, b + o.bytes))
+    }
+
+    /// Adds this table's groups into `into` (keyed by origin).
+    pub(crate) fn group_into(&self, into: &mut BTreeMap<String, OwnerGroup>) {
+        for o in self.live.lock().unwrap_or_else(|p| p.into_inner()).values() {
+            let g = into.entry(o.origin.to_string()).or_insert_with(|| OwnerGroup {
+                origin: o.origin.to_string(),
+                count: 0,
+                bytes: 0,
+                oldest_iteration: u64::MAX,
+                forgotten: 0,
+                stack: None,
+            });
+            g.count += 1;
+            g.bytes += o.bytes;
+            g.forgotten += o.forgotten as u64;
+            if o.iteration < g.oldest_iteration || g.stack.is_none() {
+                if o.iteration < g.oldest_iteration {
+                    g.oldest_iteration = o.iteration;
+                }
+                if o.stack.is_some() {
+                    g.stack = o.stack.as_deref().map(str::to_string);
+                }
+            }
+        }
+    }
+}
+
+/// Sorts groups largest first (ties by origin).
+pub(crate) fn sorted(groups: BTreeMap<String, OwnerGroup>) -> Vec<OwnerGroup> {
+    let mut v: Vec<OwnerGroup> = groups.into_values().collect();
+    v.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.origin.cmp(&b.origin)));
+    v
+}
