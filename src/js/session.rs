@@ -8,10 +8,24 @@ use crate::error::{invalid_arg, Error};
 use crate::pool::{PoolOptions, SizeClasses};
 use crate::session::{Session, SessionOptions};
 
+thread_local! {
+    /// Live sessions, so `telemetry.watch` can synchronise each before a snapshot.
+    static LIVE: std::cell::RefCell<Vec<std::rc::Weak<Session>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The sessions still alive in this page.
+pub(crate) fn live_sessions() -> Vec<std::rc::Rc<Session>> {
+    LIVE.with(|l| {
+        let mut l = l.borrow_mut();
+        l.retain(|w| w.strong_count() > 0);
+        l.iter().filter_map(|w| w.upgrade()).collect()
+    })
+}
+
 /// A device, its buffer pool and the tensors made on it.
 #[wasm_bindgen(js_name = Session)]
 pub struct JsSession {
-    inner: Option<Session>,
+    inner: Option<std::rc::Rc<Session>>,
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -216,7 +230,7 @@ impl JsSession {
 
     fn get(&self) -> JsResult<&Session> {
         self.inner
-            .as_ref()
+            .as_deref()
             .ok_or_else(|| to_js(Error::Disposed("session placeholder".into())))
     }
 
@@ -236,7 +250,8 @@ impl JsSession {
     pub async fn create(options: JsValue) -> JsResult<JsSession> {
         super::install_dispose_symbols();
         let options = parse_options(options).map_err(to_js)?;
-        let session = Session::create(options).await.map_err(to_js)?;
+        let session = std::rc::Rc::new(Session::create(options).await.map_err(to_js)?);
+        LIVE.with(|l| l.borrow_mut().push(std::rc::Rc::downgrade(&session)));
         Ok(JsSession { inner: Some(session) })
     }
 

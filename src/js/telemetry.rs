@@ -2,8 +2,35 @@
 //! `pkg/std-telemetry.js` can re-export it as `std:telemetry`'s default.
 
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
-use super::{to_value, JsResult};
+use super::{describe, to_js, to_value, JsResult};
+use crate::error::{invalid_arg, Error};
+use crate::telemetry::{MetricRecord, Snapshots, WatchOptions};
+
+fn records(what: &str, v: &JsValue) -> JsResult<Vec<MetricRecord>> {
+    serde_wasm_bindgen::from_value(v.clone())
+        .map_err(|e| to_js(invalid_arg!("diagnose: '{what}' must be a telemetry.metrics() snapshot ({e})")))
+}
+
+fn json_of(v: &JsValue) -> JsResult<serde_json::Value> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(serde_json::Value::Null);
+    }
+    let text = js_sys::JSON::stringify(v)?.as_string().unwrap_or_default();
+    serde_json::from_str(&text).map_err(|e| to_js(invalid_arg!("report context is not JSON-serialisable: {e}")))
+}
+
+fn count(o: &JsValue, k: &str, default: u64) -> JsResult<u64> {
+    let v = js_sys::Reflect::get(o, &k.into()).unwrap_or_default();
+    if v.is_undefined() {
+        return Ok(default);
+    }
+    match v.as_f64() {
+        Some(x) if x.fract() == 0.0 && (0.0..=1e9).contains(&x) => Ok(x as u64),
+        _ => Err(to_js(invalid_arg!("'{k}' must be a non-negative integer, got {}", describe(&v)))),
+    }
+}
 
 /// Process-wide metric records and peak reset.
 #[wasm_bindgen(js_name = telemetry)]
@@ -20,5 +47,92 @@ impl JsTelemetry {
     #[wasm_bindgen(js_name = resetPeak)]
     pub fn reset_peak() {
         crate::telemetry::reset_peak()
+    }
+
+    /// `[{origin, count, bytes, oldestIteration, forgotten, stack?}]`: live storage grouped by
+    /// origin, largest first.
+    #[wasm_bindgen(js_name = liveTensors)]
+    pub fn live_tensors() -> JsResult<JsValue> {
+        to_value(&crate::telemetry::live_tensors())
+    }
+
+    /// `{handles, tensors, bytes}`: handles collected without `dispose()` (ever), and the storages of
+    /// those still held (accounted until released).
+    pub fn forgotten() -> JsResult<JsValue> {
+        let (handles, tensors, bytes) = crate::telemetry::forgotten();
+        to_value(&serde_json::json!({ "handles": handles, "tensors": tensors, "bytes": bytes }))
+    }
+
+    /// Advances the iteration counter that live storage records its age in; returns the new value.
+    #[wasm_bindgen(js_name = nextIteration)]
+    pub fn next_iteration() -> f64 {
+        crate::telemetry::next_iteration() as f64
+    }
+
+    /// Classifies `{before, warm, after}` (three `metrics()` snapshots; optional `iterations`,
+    /// `warmup`, `synchronized`) into a Diagnosis `{verdict, summary, evidence, grownOrigins, snapshots}`.
+    pub fn diagnose(input: JsValue) -> JsResult<JsValue> {
+        if !input.is_object() {
+            return Err(to_js(invalid_arg!("diagnose needs {{before, warm, after}}, got {}", describe(&input))));
+        }
+        let get = |k: &str| js_sys::Reflect::get(&input, &k.into()).unwrap_or_default();
+        let n = count(&input, "iterations", 0)?;
+        let w = count(&input, "warmup", 0)?;
+        let snapshots = Snapshots {
+            before: records("before", &get("before"))?,
+            warm: records("warm", &get("warm"))?,
+            after: records("after", &get("after"))?,
+            warmup: (w > 0).then_some(w),
+            iterations: (n > 0).then_some(n),
+            synchronized: get("synchronized").as_bool().unwrap_or(false),
+        };
+        to_value(&crate::telemetry::diagnose(snapshots))
+    }
+
+    /// Runs `fn(i)` (sync or async) `warmup + iterations` times, synchronising every live session
+    /// before each of the three snapshots, and diagnoses. Options: `{warmup = 5, iterations = 20}`.
+    pub async fn watch(f: js_sys::Function, options: JsValue) -> JsResult<JsValue> {
+        let opts = WatchOptions {
+            warmup: count(&options, "warmup", 5)?,
+            iterations: count(&options, "iterations", 20)?,
+        };
+        let sessions = super::session::live_sessions();
+        let refs: Vec<&crate::Session> = sessions.iter().map(|s| s.as_ref()).collect();
+        let thrown = std::cell::RefCell::new(None);
+        let run = async |i: u64| -> crate::Result<()> {
+            let r = f.call1(&JsValue::UNDEFINED, &(i as f64).into());
+            let r = match r {
+                Ok(v) => match v.dyn_into::<js_sys::Promise>() {
+                    Ok(p) => wasm_bindgen_futures::JsFuture::from(p).await.map(|_| ()),
+                    Err(_) => Ok(()),
+                },
+                Err(e) => Err(e),
+            };
+            r.map_err(|e| {
+                *thrown.borrow_mut() = Some(e);
+                Error::InvalidArgument("the watched function threw".into())
+            })
+        };
+        let d = crate::telemetry::watch(&refs, opts, run).await;
+        if let Some(e) = thrown.take() {
+            return Err(e);
+        }
+        to_value(&d.map_err(to_js)?)
+    }
+
+    /// The reproducible memory report as a JSON object. `context`: `{program, inputs, iterations,
+    /// pattern, diagnosis}` — all optional; `diagnosis` (from `watch`/`diagnose`) supplies the
+    /// baseline/warm/steady snapshots.
+    pub fn report(context: JsValue) -> JsResult<JsValue> {
+        let mut ctx = json_of(&context)?;
+        let diagnosis = match ctx.as_object_mut().and_then(|o| o.remove("diagnosis")) {
+            Some(d) => Some(
+                serde_json::from_value::<crate::telemetry::Diagnosis>(d)
+                    .map_err(|e| to_js(invalid_arg!("report: 'diagnosis' is not a Diagnosis ({e})")))?,
+            ),
+            None => None,
+        };
+        let r = crate::telemetry::report(ctx, diagnosis.as_ref());
+        js_sys::JSON::parse(&r.to_string())
     }
 }

@@ -32,6 +32,7 @@ pub struct PoolOptions {
 
 /// The resolved configuration of one pool.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PoolConfig {
     /// Bound on bytes held (in use + cached).
     pub max_total_bytes: u64,

@@ -59,6 +59,7 @@ struct Cached<B> {
 
 /// Figures of one pool, for reports and the panel.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PoolUsage {
     /// Bytes held, in use + cached.
     pub bytes_held: u64,

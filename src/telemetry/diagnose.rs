@@ -10,8 +10,10 @@
 //!    the pool is caching new size classes.
 //! 4. **process-growth** — live, peak and pool flat, but `runtime.memory` (resident bytes, wasm
 //!    memory or JS heap) rose by more than 1 MiB and 2 %: the runtime, driver or JS heap, not tensors.
-//! 5. **pool-retention** — all flat, and the pool holds more than 1.5 × the peak live bytes (more than
-//!    size-class rounding explains): buffers retained for reuse, not a leak.
+//! 5. **pool-retention** — all flat, and during warm-up the pool grew by more than 1.5 × the
+//!    workload's working set (peak live bytes during warm-up above the baseline live bytes) — more than
+//!    size-class rounding explains: buffers retained for reuse, not a leak. (`watch` resets the peak
+//!    gauges before its first snapshot so the peak is the workload's own.)
 //! 6. **steady** — otherwise.
 
 use std::collections::BTreeMap;
@@ -219,11 +221,14 @@ pub fn diagnose(snapshots: Snapshots) -> Diagnosis {
             s,
             vec![runtime.clone(), live.clone(), pool.clone()],
         )
-    } else if pool.after > 1.5 * peak.after.max(1.0) {
+    } else if pool.warm - pool.before > 1.5 * (peak.warm - live.before).max(0.0) && pool.warm > pool.before {
+        let working = (peak.warm - live.before).max(0.0);
         let s = format!(
-            "live bytes are flat; the pool warmed up to {} and plateaued, {:.1}× the peak live bytes: retention for reuse, not a leak",
+            "live bytes are flat; the pool warmed up by {} and plateaued at {} — {:.1}× the working set of {}: retention for reuse, not a leak",
+            fmt_bytes(pool.warm - pool.before),
             fmt_bytes(pool.after),
-            pool.after / peak.after.max(1.0)
+            (pool.warm - pool.before) / working.max(1.0),
+            fmt_bytes(working)
         );
         (
             Verdict::PoolRetention,

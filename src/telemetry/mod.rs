@@ -315,3 +315,60 @@ pub fn find(records: &[MetricRecord], scope: &str, name: &str) -> Option<f64> {
         .find(|r| r.scope == scope && r.name == name && r.labels.is_none())
         .map(|r| r.value)
 }
+
+/// Options of [`watch`].
+#[derive(Debug, Clone, Copy)]
+pub struct WatchOptions {
+    /// Iterations before the `warm` snapshot (compilation, pool warm-up, representative shapes).
+    pub warmup: u64,
+    /// Iterations between `warm` and `after`.
+    pub iterations: u64,
+}
+
+impl Default for WatchOptions {
+    fn default() -> Self {
+        WatchOptions { warmup: 5, iterations: 20 }
+    }
+}
+
+/// Runs `f(i)` `warmup + iterations` times, advancing the iteration counter before each call and
+/// synchronising every session in `sessions` before each of the three snapshots, then diagnoses.
+/// The peak gauges are reset (as by [`reset_peak`]) before the first snapshot, so peaks describe
+/// the watched workload.
+pub async fn watch(
+    sessions: &[&crate::Session],
+    options: WatchOptions,
+    mut f: impl AsyncFnMut(u64) -> crate::Result<()>,
+) -> crate::Result<Diagnosis> {
+    async fn sync_all(sessions: &[&crate::Session]) -> crate::Result<()> {
+        for s in sessions {
+            if !s.is_disposed() {
+                s.sync().await?;
+            }
+        }
+        Ok(())
+    }
+    sync_all(sessions).await?;
+    reset_peak();
+    let before = metrics();
+    for i in 0..options.warmup {
+        next_iteration();
+        f(i).await?;
+    }
+    sync_all(sessions).await?;
+    let warm = metrics();
+    for i in 0..options.iterations {
+        next_iteration();
+        f(options.warmup + i).await?;
+    }
+    sync_all(sessions).await?;
+    let after = metrics();
+    Ok(diagnose(Snapshots {
+        before,
+        warm,
+        after,
+        warmup: Some(options.warmup),
+        iterations: Some(options.iterations),
+        synchronized: true,
+    }))
+}
