@@ -10,8 +10,11 @@ use affon::{PoolOptions, Session, SessionOptions};
 use pollster::block_on;
 
 fn session(label: &str) -> Session {
-    Session::new(SessionOptions { label: Some(label.into()), ..Default::default() })
-        .expect("a GPU adapter is required")
+    Session::new(SessionOptions {
+        label: Some(label.into()),
+        ..Default::default()
+    })
+    .expect("a GPU adapter is required")
 }
 
 #[test]
@@ -28,7 +31,10 @@ fn every_verdict_attribution_report_and_forensics() {
         diagnosis::report_fields(&session("report")).await;
     });
     let small = Session::new(SessionOptions {
-        pool: PoolOptions { max_total_bytes: Some(64 << 10), ..Default::default() },
+        pool: PoolOptions {
+            max_total_bytes: Some(64 << 10),
+            ..Default::default()
+        },
         ..Default::default()
     })
     .unwrap();

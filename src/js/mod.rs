@@ -66,6 +66,7 @@ pub(crate) fn to_js(e: Error) -> JsValue {
         live_bytes,
         pool_bytes,
         bound,
+        forensics,
         ..
     } = &e
     {
@@ -73,6 +74,14 @@ pub(crate) fn to_js(e: Error) -> JsValue {
         set("liveBytes", (*live_bytes as f64).into());
         set("poolBytes", (*pool_bytes as f64).into());
         set("boundBytes", (*bound as f64).into());
+        if let Some(f) = forensics {
+            if let Ok(v) = to_value(&f.owners) {
+                set("owners", v);
+            }
+            if let Ok(v) = to_value(&f.pool) {
+                set("pool", v);
+            }
+        }
     }
     err.into()
 }

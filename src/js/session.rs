@@ -72,7 +72,7 @@ fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
     // serde-wasm-bindgen looks struct fields up by name, so unknown keys are checked here.
     check_keys(
         &options,
-        &["pool", "label", "captureStacks"],
+        &["pool", "label", "captureStacks", "releaseOnCollect"],
         "Session.create options",
     )?;
     if let Ok(pool) = js_sys::Reflect::get(&options, &"pool".into()) {

@@ -9,8 +9,11 @@ use crate::error::{invalid_arg, Error};
 use crate::telemetry::{MetricRecord, Snapshots, WatchOptions};
 
 fn records(what: &str, v: &JsValue) -> JsResult<Vec<MetricRecord>> {
-    serde_wasm_bindgen::from_value(v.clone())
-        .map_err(|e| to_js(invalid_arg!("diagnose: '{what}' must be a telemetry.metrics() snapshot ({e})")))
+    serde_wasm_bindgen::from_value(v.clone()).map_err(|e| {
+        to_js(invalid_arg!(
+            "diagnose: '{what}' must be a telemetry.metrics() snapshot ({e})"
+        ))
+    })
 }
 
 fn json_of(v: &JsValue) -> JsResult<serde_json::Value> {
@@ -18,7 +21,8 @@ fn json_of(v: &JsValue) -> JsResult<serde_json::Value> {
         return Ok(serde_json::Value::Null);
     }
     let text = js_sys::JSON::stringify(v)?.as_string().unwrap_or_default();
-    serde_json::from_str(&text).map_err(|e| to_js(invalid_arg!("report context is not JSON-serialisable: {e}")))
+    serde_json::from_str(&text)
+        .map_err(|e| to_js(invalid_arg!("report context is not JSON-serialisable: {e}")))
 }
 
 fn count(o: &JsValue, k: &str, default: u64) -> JsResult<u64> {
@@ -28,13 +32,23 @@ fn count(o: &JsValue, k: &str, default: u64) -> JsResult<u64> {
     }
     match v.as_f64() {
         Some(x) if x.fract() == 0.0 && (0.0..=1e9).contains(&x) => Ok(x as u64),
-        _ => Err(to_js(invalid_arg!("'{k}' must be a non-negative integer, got {}", describe(&v)))),
+        _ => Err(to_js(invalid_arg!(
+            "'{k}' must be a non-negative integer, got {}",
+            describe(&v)
+        ))),
     }
 }
 
 /// Process-wide metric records and peak reset.
 #[wasm_bindgen(js_name = telemetry)]
 pub struct JsTelemetry;
+
+impl JsTelemetry {
+    /// An instance, only so tests can reach the `telemetry` class object through `constructor`.
+    pub fn new_for_tests() -> JsTelemetry {
+        JsTelemetry
+    }
+}
 
 #[wasm_bindgen(js_class = telemetry)]
 impl JsTelemetry {
@@ -73,7 +87,10 @@ impl JsTelemetry {
     /// `warmup`, `synchronized`) into a Diagnosis `{verdict, summary, evidence, grownOrigins, snapshots}`.
     pub fn diagnose(input: JsValue) -> JsResult<JsValue> {
         if !input.is_object() {
-            return Err(to_js(invalid_arg!("diagnose needs {{before, warm, after}}, got {}", describe(&input))));
+            return Err(to_js(invalid_arg!(
+                "diagnose needs {{before, warm, after}}, got {}",
+                describe(&input)
+            )));
         }
         let get = |k: &str| js_sys::Reflect::get(&input, &k.into()).unwrap_or_default();
         let n = count(&input, "iterations", 0)?;

@@ -327,7 +327,10 @@ pub struct WatchOptions {
 
 impl Default for WatchOptions {
     fn default() -> Self {
-        WatchOptions { warmup: 5, iterations: 20 }
+        WatchOptions {
+            warmup: 5,
+            iterations: 20,
+        }
     }
 }
 

@@ -5,7 +5,7 @@ import { serve } from '../../scripts/serve.mjs';
 export const CHROMIUM_ARGS = [
   '--enable-unsafe-webgpu', '--no-sandbox', '--disable-dev-shm-usage',
   '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  '--no-first-run', '--disable-quic', '--js-flags=--expose-gc',
+  '--no-first-run', '--disable-quic', '--js-flags=--expose-gc', '--enable-precise-memory-info',
 ];
 
 export async function launch() {

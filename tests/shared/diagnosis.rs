@@ -18,12 +18,22 @@ fn running_mean() -> Program {
     p
 }
 
-const OPTS: WatchOptions = WatchOptions { warmup: 10, iterations: 30 };
+const OPTS: WatchOptions = WatchOptions {
+    warmup: 10,
+    iterations: 30,
+};
 
 fn check(d: &telemetry::Diagnosis, want: Verdict, case: &str) {
-    assert_eq!(d.verdict, want, "{case}: {} — evidence {:?}", d.summary, d.evidence);
+    assert_eq!(
+        d.verdict, want,
+        "{case}: {} — evidence {:?}",
+        d.summary, d.evidence
+    );
     assert!(!d.summary.is_empty() && !d.evidence.is_empty(), "{case}");
-    assert!(d.snapshots.synchronized, "{case}: watch synchronises before each snapshot");
+    assert!(
+        d.snapshots.synchronized,
+        "{case}: watch synchronises before each snapshot"
+    );
 }
 
 /// A loop that forgets one program output per iteration.
@@ -43,7 +53,11 @@ pub async fn forgets_one_output_per_iteration(s: &Session) {
     assert_eq!(d.grown_origins, vec!["program 'running_mean' output 'y'"]);
     assert_eq!(d.evidence[0].metric, "compute.storage/live_bytes");
     assert_eq!(d.evidence[0].per_iteration, Some(16.0), "16 bytes per iteration");
-    assert!(d.summary.contains("program 'running_mean' output 'y'"), "{}", d.summary);
+    assert!(
+        d.summary.contains("program 'running_mean' output 'y'"),
+        "{}",
+        d.summary
+    );
 }
 
 /// A loop that keeps every tenth output in an array (a slow leak).
@@ -61,7 +75,11 @@ pub async fn keeps_every_tenth_output(s: &Session) {
     .unwrap();
     check(&d, Verdict::OwnershipLeak, "every tenth");
     assert_eq!(d.grown_origins, vec!["square"]);
-    assert_eq!(d.evidence[0].delta, 3.0 * 1024.0, "three kept outputs of 1 KiB during the steady phase");
+    assert_eq!(
+        d.evidence[0].delta,
+        3.0 * 1024.0,
+        "three kept outputs of 1 KiB during the steady phase"
+    );
 }
 
 /// Old ExecutionState objects kept in a list.
@@ -98,7 +116,10 @@ pub async fn growing_shapes(s: &Session) {
 /// A correct loop cycling through many distinct sizes: the pool warms up, then plateaus.
 pub async fn cycles_distinct_sizes(s: &Session) {
     let sizes: Vec<usize> = (1..=10).map(|k| k * 1024 + 250).collect();
-    let opts = WatchOptions { warmup: 10, iterations: 30 };
+    let opts = WatchOptions {
+        warmup: 10,
+        iterations: 30,
+    };
     let d = telemetry::watch(&[s], opts, async |i| {
         let t = s.ones(&[sizes[i as usize % sizes.len()]], DType::Float32)?;
         let _u = t.mul(&t)?;
@@ -152,7 +173,12 @@ pub async fn live_tensor_attribution(s: &Session) {
     let sq = x.square().unwrap();
     let out = exe.run(&[("x", &sq)], Some(&state)).unwrap();
     let groups = telemetry::live_tensors();
-    let find = |o: &str| groups.iter().find(|g| g.origin == o).unwrap_or_else(|| panic!("{o} in {groups:?}"));
+    let find = |o: &str| {
+        groups
+            .iter()
+            .find(|g| g.origin == o)
+            .unwrap_or_else(|| panic!("{o} in {groups:?}"))
+    };
     assert_eq!((find("square").count, find("square").bytes), (1, 48));
     assert_eq!(find("program 'running_mean' output 'y'").bytes, 16);
     assert_eq!(find("program 'running_mean' output 'c'").bytes, 16);
@@ -169,17 +195,26 @@ pub async fn live_tensor_attribution(s: &Session) {
 /// Every report field is present and consistent.
 pub async fn report_fields(s: &Session) {
     let x = s.ones(&[64], DType::Float32).unwrap();
-    let d = telemetry::watch(&[s], WatchOptions { warmup: 2, iterations: 4 }, async |_| {
-        drop(x.exp()?);
-        Ok(())
-    })
+    let d = telemetry::watch(
+        &[s],
+        WatchOptions {
+            warmup: 2,
+            iterations: 4,
+        },
+        async |_| {
+            drop(x.exp()?);
+            Ok(())
+        },
+    )
     .await
     .unwrap();
     let ctx = serde_json::json!({ "program": "exp-loop", "inputs": [{ "name": "x", "shape": [64], "dtype": "float32" }],
                                   "pattern": "eager exp, output disposed" });
     let r = telemetry::report(ctx, Some(&d));
     let get = |path: &str| {
-        path.split('.').try_fold(&r, |v, k| v.get(k)).unwrap_or_else(|| panic!("report lacks {path}: {r:#}"))
+        path.split('.')
+            .try_fold(&r, |v, k| v.get(k))
+            .unwrap_or_else(|| panic!("report lacks {path}: {r:#}"))
     };
     assert_eq!(get("affon.version"), env!("CARGO_PKG_VERSION"));
     assert!(get("affon.revision").as_str().is_some_and(|s| !s.is_empty()));
@@ -187,21 +222,36 @@ pub async fn report_fields(s: &Session) {
     assert!(get("platform.target").is_string());
     let sessions = get("sessions").as_array().unwrap();
     assert!(sessions.iter().any(|x| x["label"] == s.label()));
-    assert!(sessions.iter().all(|x| x["adapter"]["backend"].is_string() && x["pool"]["maxTotalBytes"].is_number()));
+    assert!(sessions
+        .iter()
+        .all(|x| x["adapter"]["backend"].is_string() && x["pool"]["maxTotalBytes"].is_number()));
     assert!(get("environment").is_object());
     assert_eq!(get("program"), "exp-loop");
     assert_eq!(get("inputs")[0]["shape"][0], 64);
     assert_eq!(get("iterations"), 4);
     for snap in ["baseline", "warm", "steady"] {
         assert_eq!(get(&format!("snapshots.{snap}.synchronized")), true, "{snap}");
-        assert!(get(&format!("snapshots.{snap}.figures.liveBytes")).is_number(), "{snap}");
+        assert!(
+            get(&format!("snapshots.{snap}.figures.liveBytes")).is_number(),
+            "{snap}"
+        );
         assert!(get(&format!("snapshots.{snap}.metrics")).is_array(), "{snap}");
     }
     assert_eq!(get("snapshots.warmupIterations"), 2);
     assert_eq!(get("snapshots.steadyIterations"), 4);
     assert_eq!(get("diagnosis.verdict"), "steady");
-    for k in ["allocations", "deallocations", "liveTensors", "forgottenHandles", "forgottenLive", "forgottenBytes",
-              "executions", "compiles", "executableCacheEntries", "owners"] {
+    for k in [
+        "allocations",
+        "deallocations",
+        "liveTensors",
+        "forgottenHandles",
+        "forgottenLive",
+        "forgottenBytes",
+        "executions",
+        "compiles",
+        "executableCacheEntries",
+        "owners",
+    ] {
         assert!(!get(&format!("ownership.{k}")).is_null(), "ownership.{k}");
     }
     assert_eq!(get("context.pattern"), "eager exp, output disposed");
@@ -213,8 +263,19 @@ pub async fn out_of_memory_forensics(s: &Session) {
     let b = a.square().unwrap(); // 16 KiB, "square"
     let c = b.square().unwrap();
     let e = s.zeros(&[8192], DType::Float32).unwrap_err();
-    let affon::Error::OutOfMemory { forensics: Some(f), .. } = &e else { panic!("{e:?}") };
-    assert_eq!(f.owners.iter().find(|o| o.origin == "square").map(|o| (o.count, o.bytes)), Some((2, 32768)));
+    let affon::Error::OutOfMemory {
+        forensics: Some(f), ..
+    } = &e
+    else {
+        panic!("{e:?}")
+    };
+    assert_eq!(
+        f.owners
+            .iter()
+            .find(|o| o.origin == "square")
+            .map(|o| (o.count, o.bytes)),
+        Some((2, 32768))
+    );
     assert_eq!(f.owners[0].origin, "square", "largest first");
     assert_eq!(f.bound, 64 << 10);
     assert_eq!(f.pool.bytes_held, 3 * 16384);

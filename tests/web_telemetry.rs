@@ -1,0 +1,207 @@
+//! Telemetry in headless Chromium on WebGPU: every verdict case (the same code as natively), owner
+//! attribution, the report, OOM forensics, and the browser-only features — forgotten handles found
+//! through garbage collection, creating stacks, `watch` over a JS function, the JS heap.
+#![cfg(target_arch = "wasm32")]
+
+#[path = "shared/diagnosis.rs"]
+mod diagnosis;
+
+use affon::js::JsSession;
+use affon::{PoolOptions, Session, SessionOptions};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+async fn session(label: &str) -> Session {
+    Session::create(SessionOptions {
+        label: Some(label.into()),
+        ..Default::default()
+    })
+    .await
+    .expect("WebGPU adapter required")
+}
+
+/// wasm-bindgen-test interleaves async tests at await points, and these cases read process-wide
+/// metrics, so everything runs in this one test, in order.
+#[wasm_bindgen_test]
+async fn telemetry_in_the_browser() {
+    verdicts_attribution_report_and_forensics().await;
+    forgotten_handles_are_detected_and_stay_accounted().await;
+    captured_stacks_reach_the_users_frame().await;
+    js_watch_diagnoses_js_functions_and_reports().await;
+}
+
+async fn verdicts_attribution_report_and_forensics() {
+    diagnosis::forgets_one_output_per_iteration(&session("forgotten-output").await).await;
+    diagnosis::keeps_every_tenth_output(&session("every-tenth").await).await;
+    diagnosis::keeps_old_states(&session("old-states").await).await;
+    diagnosis::growing_shapes(&session("growing-shapes").await).await;
+    diagnosis::cycles_distinct_sizes(&session("distinct-sizes").await).await;
+    diagnosis::steady_loop(&session("steady").await).await;
+    diagnosis::grows_a_host_array(&session("host-array").await).await;
+    diagnosis::live_tensor_attribution(&session("attribution").await).await;
+    diagnosis::report_fields(&session("report").await).await;
+    let small = Session::create(SessionOptions {
+        pool: PoolOptions {
+            max_total_bytes: Some(64 << 10),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    diagnosis::out_of_memory_forensics(&small).await;
+}
+
+#[wasm_bindgen(inline_js = r#"
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+export async function forgottenHandles(Session, telemetry) {
+  const session = await Session.create({ label: 'gc' });
+  const before = telemetry.forgotten();
+  const live0 = session.memory().numBytes;
+  (() => { for (let i = 0; i < 5; i++) session.fill([256], i); })();   // handles dropped, never disposed
+  for (let i = 0; i < 20 && telemetry.forgotten().handles - before.handles < 5; i++) {
+    globalThis.gc();
+    await tick();
+  }
+  const after = telemetry.forgotten();
+  const group = telemetry.liveTensors().find((g) => g.origin === 'fill');
+  const out = { handles: after.handles - before.handles, tensors: after.tensors - before.tensors,
+                bytes: after.bytes - before.bytes, stillAccounted: session.memory().numBytes - live0,
+                groupForgotten: group?.forgotten ?? -1 };
+  // opting in: collected handles give their storage back
+  const releasing = await Session.create({ label: 'gc-release', releaseOnCollect: true });
+  (() => { for (let i = 0; i < 5; i++) releasing.zeros([256]); })();
+  for (let i = 0; i < 20 && releasing.memory().numBytes > 0; i++) { globalThis.gc(); await tick(); }
+  out.released = releasing.memory().numBytes;
+  return out;
+}
+
+export async function stacks(Session, telemetry) {
+  const session = await Session.create({ label: 'stacks', captureStacks: true });
+  function makeWeights() { return session.randomNormal([32, 32], { seed: 7 }); }
+  const w = makeWeights();
+  const g = telemetry.liveTensors().find((x) => x.origin === 'randomNormal');
+  const out = { stack: g?.stack ?? '' };
+  w.dispose();
+  session.dispose();
+  return out;
+}
+
+export async function jsWatch(Session, telemetry) {
+  const session = await Session.create({ label: 'js-watch' });
+  const x = session.ones([1000]);
+  const junk = [];
+  const grow = await telemetry.watch(() => {
+    session.tidy(() => x.square().sum()).dispose();
+    for (let i = 0; i < 20000; i++) junk.push({ i, s: 'x'.repeat(16) + i });
+  }, { warmup: 5, iterations: 20 });
+  const kept = [];
+  const leak = await telemetry.watch(async () => { kept.push(x.square()); await Promise.resolve(); },
+                                     { warmup: 3, iterations: 10 });
+  const threw = await telemetry.watch(() => { throw new Error('boom'); }).then(() => 'no error', (e) => e.message);
+  const report = telemetry.report({ program: 'square', inputs: [{ name: 'x', shape: [1000], dtype: 'float32' }],
+                                    diagnosis: leak });
+  const m = telemetry.metrics();
+  const rt = (n) => m.find((r) => r.scope === 'runtime.memory' && r.name === n)?.value;
+  return { grow: grow.verdict, growSummary: grow.summary, leak: leak.verdict, leakOrigins: leak.grownOrigins,
+           threw, reportVerdict: report.diagnosis.verdict, reportTarget: report.platform.target,
+           reportUa: typeof report.platform.userAgent, reportAdapter: report.sessions.find((s) => s.label === 'js-watch')?.adapter?.architecture,
+           wasm: rt('wasm_memory_bytes'), heap: rt('js_heap_used_bytes'), junk: junk.length,
+           oom: await oomFromJs(Session) };
+}
+
+async function oomFromJs(Session) {
+  const s = await Session.create({ pool: { maxTotalBytes: 65536 } });
+  const keep = [s.ones([8192]), s.ones([4096])];
+  try { s.zeros([8192]); return 'no error'; } catch (e) {
+    return `${e.code}|${e.owners?.[0]?.origin}|${e.owners?.[0]?.bytes}|${e.pool?.bytesHeld}|${e.boundBytes}`;
+  } finally { keep.forEach((t) => t.dispose()); }
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = forgottenHandles)]
+    async fn forgotten_handles(session_class: JsValue, telemetry: JsValue) -> JsValue;
+    async fn stacks(session_class: JsValue, telemetry: JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = jsWatch)]
+    async fn js_watch(session_class: JsValue, telemetry: JsValue) -> JsValue;
+}
+
+fn field(o: &JsValue, k: &str) -> JsValue {
+    js_sys::Reflect::get(o, &k.into()).unwrap()
+}
+
+/// The exported classes, as JS values (the same objects `pkg/affon.js` exports).
+async fn classes() -> (JsValue, JsValue) {
+    let s: JsValue = JsSession::create(JsValue::UNDEFINED)
+        .await
+        .map(JsValue::from)
+        .expect("WebGPU adapter required");
+    let session_class = field(&s, "constructor");
+    let telemetry = field(
+        &JsValue::from(affon::js::JsTelemetry::new_for_tests()),
+        "constructor",
+    );
+    (session_class, telemetry)
+}
+
+async fn forgotten_handles_are_detected_and_stay_accounted() {
+    let (s, t) = classes().await;
+    let out = forgotten_handles(s, t).await;
+    assert_eq!(
+        field(&out, "handles").as_f64(),
+        Some(5.0),
+        "five collected handles detected"
+    );
+    assert_eq!(field(&out, "tensors").as_f64(), Some(5.0));
+    assert_eq!(field(&out, "bytes").as_f64(), Some(5.0 * 1024.0));
+    assert_eq!(
+        field(&out, "stillAccounted").as_f64(),
+        Some(5.0 * 1024.0),
+        "deterministic: still accounted"
+    );
+    assert_eq!(field(&out, "groupForgotten").as_f64(), Some(5.0));
+    assert_eq!(
+        field(&out, "released").as_f64(),
+        Some(0.0),
+        "releaseOnCollect gives storage back"
+    );
+}
+
+async fn captured_stacks_reach_the_users_frame() {
+    let (s, t) = classes().await;
+    let stack = field(&stacks(s, t).await, "stack").as_string().unwrap();
+    assert!(stack.contains("makeWeights"), "{stack}");
+    assert!(
+        !stack.contains("wasm-function") && !stack.contains("__wbg"),
+        "trimmed: {stack}"
+    );
+}
+
+async fn js_watch_diagnoses_js_functions_and_reports() {
+    let (s, t) = classes().await;
+    let out = js_watch(s, t).await;
+    let str_of = |k: &str| field(&out, k).as_string().unwrap_or_default();
+    assert_eq!(str_of("grow"), "process-growth", "{}", str_of("growSummary"));
+    assert_eq!(str_of("leak"), "ownership-leak");
+    assert_eq!(
+        js_sys::Array::from(&field(&out, "leakOrigins"))
+            .get(0)
+            .as_string()
+            .as_deref(),
+        Some("square")
+    );
+    assert_eq!(str_of("threw"), "boom", "the function's own error propagates");
+    assert_eq!(str_of("reportVerdict"), "ownership-leak");
+    assert_eq!(str_of("reportTarget"), "web");
+    assert_eq!(str_of("reportUa"), "string");
+    assert_eq!(str_of("reportAdapter"), "swiftshader");
+    assert!(field(&out, "wasm").as_f64().unwrap() > 0.0);
+    assert!(
+        field(&out, "heap").as_f64().unwrap() > 0.0,
+        "Chromium reports the JS heap"
+    );
+    assert_eq!(str_of("oom"), "OUT_OF_MEMORY|ones|49152|49152|65536");
+}
