@@ -141,7 +141,7 @@ async fn classes() -> (JsValue, JsValue) {
         .expect("WebGPU adapter required");
     let session_class = field(&s, "constructor");
     let telemetry = field(
-        &JsValue::from(affon::js::JsTelemetry::new_for_tests()),
+        &JsValue::from(affon::js::JsTelemetry::instance()),
         "constructor",
     );
     (session_class, telemetry)

@@ -31,9 +31,28 @@ export function affon_patch_dispose(obj) {
   obj.free();
   return proto;
 }
+
+export function affon_install_hook(telemetry, version) {
+  // The page-side hook the DevTools panel reads (chrome.devtools.inspectedWindow.eval).
+  if (globalThis.__AFFON_DEVTOOLS_HOOK__) return;
+  globalThis.__AFFON_DEVTOOLS_HOOK__ = {
+    version,
+    telemetry,
+    snapshot() {
+      return {
+        time: Date.now(),
+        metrics: telemetry.metrics(),
+        liveTensors: telemetry.liveTensors(),
+        pools: telemetry.pools(),
+        forgotten: telemetry.forgotten(),
+      };
+    },
+  };
+}
 "#)]
 extern "C" {
     fn affon_patch_dispose(obj: JsValue) -> JsValue;
+    fn affon_install_hook(telemetry: JsValue, version: &str);
 }
 
 thread_local! {
@@ -51,6 +70,9 @@ pub(crate) fn install_dispose_symbols() {
     program::STATES.with(|r| r.set_proto(affon_patch_dispose(JsExecutionState::placeholder().into())));
     affon_patch_dispose(JsSession::placeholder().into());
     affon_patch_dispose(JsExecutable::placeholder().into());
+    let probe: JsValue = JsTelemetry::instance().into();
+    let class = js_sys::Reflect::get(&probe, &"constructor".into()).unwrap_or_default();
+    affon_install_hook(class, env!("CARGO_PKG_VERSION"));
 }
 
 /// Converts an [`Error`] into a thrown `Error` with `name === 'AffonError'` and a stable `code`.

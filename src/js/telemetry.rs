@@ -44,8 +44,8 @@ fn count(o: &JsValue, k: &str, default: u64) -> JsResult<u64> {
 pub struct JsTelemetry;
 
 impl JsTelemetry {
-    /// An instance, only so tests can reach the `telemetry` class object through `constructor`.
-    pub fn new_for_tests() -> JsTelemetry {
+    /// An instance; its `constructor` is the `telemetry` class object (the hook and tests use it).
+    pub fn instance() -> JsTelemetry {
         JsTelemetry
     }
 }
@@ -75,6 +75,26 @@ impl JsTelemetry {
     pub fn forgotten() -> JsResult<JsValue> {
         let (handles, tensors, bytes) = crate::telemetry::forgotten();
         to_value(&serde_json::json!({ "handles": handles, "tensors": tensors, "bytes": bytes }))
+    }
+
+    /// `[{session, adapter, config, usage}]` for every live session in this page: the pool's settings
+    /// and figures, cached bytes broken down by size class (`usage.cachedByClass`: `[class, buffers,
+    /// bytes]`).
+    pub fn pools() -> JsResult<JsValue> {
+        let out: Vec<serde_json::Value> = super::session::live_sessions()
+            .iter()
+            .filter(|s| !s.is_disposed() || s.stats().live_tensors > 0)
+            .map(|s| {
+                serde_json::json!({
+                    "session": s.label(),
+                    "adapter": s.adapter(),
+                    "config": s.pool_config(),
+                    "usage": s.pool_usage(),
+                    "disposed": s.is_disposed(),
+                })
+            })
+            .collect();
+        to_value(&out)
     }
 
     /// Advances the iteration counter that live storage records its age in; returns the new value.
