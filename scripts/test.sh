@@ -16,6 +16,8 @@ step "clippy (wasm32)"
 cargo clippy --all-targets --target wasm32-unknown-unknown -- -D warnings
 step "unit + native GPU tests"
 cargo test
+step "examples (native)"
+cargo run --quiet --example leak_hunt > /dev/null
 step "browser tests (wasm-bindgen-test, headless Chromium, WebGPU)"
 wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver
 step "build pkg/ and run Playwright tests"

@@ -140,10 +140,7 @@ async fn classes() -> (JsValue, JsValue) {
         .map(JsValue::from)
         .expect("WebGPU adapter required");
     let session_class = field(&s, "constructor");
-    let telemetry = field(
-        &JsValue::from(affon::js::JsTelemetry::instance()),
-        "constructor",
-    );
+    let telemetry = field(&JsValue::from(affon::js::JsTelemetry::instance()), "constructor");
     (session_class, telemetry)
 }
 
