@@ -54,7 +54,11 @@ impl JsTelemetry {
 impl JsTelemetry {
     /// `MetricRecord[]`: the process-wide records, then labelled records per live session.
     pub fn metrics() -> JsResult<JsValue> {
-        to_value(&crate::telemetry::metrics())
+        // One JSON string across the boundary and `JSON.parse` is several times cheaper than
+        // building each record's object property by property.
+        let text = serde_json::to_string(&crate::telemetry::metrics())
+            .map_err(|e| to_js(Error::Unsupported(format!("cannot encode metrics: {e}"))))?;
+        js_sys::JSON::parse(&text)
     }
 
     /// Resets every peak gauge to its current value.
