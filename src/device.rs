@@ -111,6 +111,18 @@ impl Gpu {
         Ok(())
     }
 
+    /// Destroys the device, as a device loss would (for testing loss handling): new work fails
+    /// with `DEVICE_LOST`.
+    pub fn destroy(&self) {
+        self.lost.store(true, Ordering::SeqCst);
+        self.device.destroy();
+    }
+
+    /// The shared lost flag (telemetry reads it).
+    pub(crate) fn lost_flag(&self) -> Arc<AtomicBool> {
+        self.lost.clone()
+    }
+
     /// Whether the device has been lost.
     pub fn is_lost(&self) -> bool {
         self.lost.load(Ordering::SeqCst)

@@ -60,6 +60,7 @@ pub(crate) struct SessionShared {
     pub(crate) kernels: KernelCache,
     pool: Mutex<Pool<DeviceStorage>>,
     disposed: AtomicBool,
+    drained_after_loss: AtomicBool,
     pub(crate) scopes: Scopes,
     pub(crate) capture_stacks: bool,
     pub(crate) owners: Arc<OwnerTable>,
@@ -76,7 +77,18 @@ impl SessionShared {
         if self.disposed.load(Ordering::SeqCst) {
             return Err(Error::SessionDisposed(format!("'{}'", self.label)));
         }
+        if self.gpu.is_lost() {
+            self.drain_after_loss();
+        }
         self.gpu.check()
+    }
+
+    /// After a device loss the cache is useless: destroy it and stop caching, so disposing the
+    /// remaining tensors brings the accounting back to zero.
+    fn drain_after_loss(&self) {
+        if !self.drained_after_loss.swap(true, Ordering::SeqCst) {
+            self.pool().drain();
+        }
     }
 
     /// What kernels need to record work.
@@ -89,6 +101,9 @@ impl SessionShared {
     }
 
     pub(crate) fn release(&self, id: u64, lease: Lease<wgpu::Buffer>) {
+        if self.gpu.is_lost() {
+            self.drain_after_loss();
+        }
         self.owners.remove(id);
         self.pool().release(lease);
     }
@@ -158,7 +173,7 @@ impl Session {
             release_on_collect: options.release_on_collect,
         });
         let pool = Pool::new(DeviceStorage::new(&gpu), config, ledger.clone());
-        crate::telemetry::register_session(&ledger, &owners, &info);
+        crate::telemetry::register_session(&ledger, &owners, &info, gpu.lost_flag());
         Ok(Session {
             shared: Shared::new(SessionShared {
                 id,
@@ -168,6 +183,7 @@ impl Session {
                 kernels: KernelCache::default(),
                 pool: Mutex::new(pool),
                 disposed: AtomicBool::new(false),
+                drained_after_loss: AtomicBool::new(false),
                 scopes: Scopes::default(),
                 capture_stacks: options.capture_stacks,
                 owners,
@@ -238,6 +254,19 @@ impl Session {
     /// Destroys the pool's cached buffers; returns the bytes released. Live tensors are untouched.
     pub fn clear_cache(&self) -> u64 {
         self.shared.pool().clear_cache()
+    }
+
+    /// Destroys the device, as a loss would (to test loss handling): new work fails with
+    /// `DEVICE_LOST`, `dispose()` keeps working and the accounting returns to zero as tensors are
+    /// disposed; telemetry counts the session in `compute.execution/devices_lost`.
+    pub fn destroy_device(&self) {
+        self.shared.gpu.destroy();
+        self.shared.drain_after_loss();
+    }
+
+    /// Whether the device has been lost (or destroyed).
+    pub fn is_device_lost(&self) -> bool {
+        self.shared.gpu.is_lost()
     }
 
     /// Whether [`Session::dispose`] has been called.

@@ -438,6 +438,20 @@ impl JsSession {
         .map_err(to_js)
     }
 
+    /// Destroys the device, as a device loss would (for testing): new work throws `DEVICE_LOST`;
+    /// `dispose()` keeps working and the accounting returns to zero.
+    #[wasm_bindgen(js_name = destroyDevice)]
+    pub fn destroy_device(&self) -> JsResult<()> {
+        self.get()?.destroy_device();
+        Ok(())
+    }
+
+    /// Whether the device has been lost (or destroyed).
+    #[wasm_bindgen(getter, js_name = deviceLost)]
+    pub fn device_lost(&self) -> bool {
+        self.inner.as_ref().is_some_and(|s| s.is_device_lost())
+    }
+
     /// Prevents new work; live tensors keep their storage until disposed. Idempotent.
     pub fn dispose(&self) {
         if let Some(s) = &self.inner {

@@ -23,7 +23,8 @@ fn unary_body(op: UnaryOp) -> &'static str {
         UnaryOp::Sqrt => "return sqrt(x);",
         UnaryOp::Exp => "return exp(x);",
         UnaryOp::Log => "return log(x);",
-        UnaryOp::Relu => "return max(x, T(0));",
+        // select, not max: NaN must propagate (max(NaN, 0) is implementation-defined)
+        UnaryOp::Relu => "return select(x, T(0), x < T(0));",
         UnaryOp::Sigmoid => "return 1.0 / (1.0 + exp(-x));",
         // tanh via exp(-2|x|), which never overflows
         UnaryOp::Tanh => "let e = exp(-2.0 * abs(x)); return sign(x) * (1.0 - e) / (1.0 + e);",

@@ -4,6 +4,7 @@
 //! the same rule. Compilation is in `crate::executable`.
 
 mod json;
+pub mod plan;
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};

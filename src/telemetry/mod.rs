@@ -67,6 +67,7 @@ struct Registered {
     ledger: Weak<Ledger>,
     owners: Weak<OwnerTable>,
     info: Weak<SessionInfo>,
+    lost: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// What reports say about a session (adapter, settings).
@@ -88,7 +89,12 @@ pub struct SessionInfo {
 static SESSIONS: Mutex<Vec<Registered>> = Mutex::new(Vec::new());
 
 /// Registers a session so its figures appear as labelled records while it lives.
-pub(crate) fn register_session(ledger: &Arc<Ledger>, owners: &Arc<OwnerTable>, info: &Arc<SessionInfo>) {
+pub(crate) fn register_session(
+    ledger: &Arc<Ledger>,
+    owners: &Arc<OwnerTable>,
+    info: &Arc<SessionInfo>,
+    lost: Arc<std::sync::atomic::AtomicBool>,
+) {
     let mut s = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
     s.retain(|r| r.ledger.strong_count() > 0);
     s.push(Registered {
@@ -96,7 +102,16 @@ pub(crate) fn register_session(ledger: &Arc<Ledger>, owners: &Arc<OwnerTable>, i
         ledger: Arc::downgrade(ledger),
         owners: Arc::downgrade(owners),
         info: Arc::downgrade(info),
+        lost,
     });
+}
+
+/// Live sessions whose device has been lost.
+pub fn devices_lost() -> u64 {
+    let s = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
+    s.iter()
+        .filter(|r| r.ledger.strong_count() > 0 && r.lost.load(std::sync::atomic::Ordering::SeqCst))
+        .count() as u64
 }
 
 /// The live sessions' report information.
@@ -272,6 +287,13 @@ pub fn metrics() -> Vec<MetricRecord> {
         Gauge,
         "bytes",
         bytes as f64,
+    ));
+    out.push(record(
+        "compute.execution",
+        "devices_lost",
+        Gauge,
+        "sessions",
+        devices_lost() as f64,
     ));
     for (name, v) in crate::platform::runtime_memory() {
         out.push(record("runtime.memory", name, Gauge, "bytes", v as f64));

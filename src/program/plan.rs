@@ -1,0 +1,181 @@
+//! Specialisation and memory planning: pure functions of a program and concrete input shapes
+//! (no GPU), used by `Executable` and usable on their own ([`Program::memory_plan`]).
+
+use std::collections::HashMap;
+
+use super::{Node, NodeId, Program};
+use crate::error::{Error, Result};
+use crate::ops::infer;
+
+fn bytes(shape: &[usize]) -> u64 {
+    shape.iter().product::<usize>() as u64 * 4
+}
+
+/// What a run of one specialisation holds, in bytes (`byteLength`, no size-class rounding).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryPlan {
+    /// Largest total of intermediates live at once during the run (freed before `run` returns).
+    pub intermediate_bytes: u64,
+    /// Bytes of the output tensors `run` returns.
+    pub output_bytes: u64,
+    /// Bytes of one `ExecutionState` (all slots).
+    pub state_bytes: u64,
+    /// Largest total the run itself holds at once: live intermediates plus outputs made so far.
+    /// Inputs, state and constants already exist before the run and are not included.
+    pub peak_bytes: u64,
+}
+
+/// A compiled specialisation: every node's shape and dtype, last uses, the memory plan.
+pub struct Plan {
+    pub(crate) shapes: Vec<Vec<usize>>,
+    pub(crate) dtypes: Vec<crate::DType>,
+    /// For each node, the last node index that reads it (`usize::MAX` if it must outlive the run).
+    pub(crate) last_use: Vec<usize>,
+    pub(crate) memory: MemoryPlan,
+}
+
+/// Concrete input shapes in declaration order, from a name → shape lookup (static dims need none).
+pub fn concrete_inputs(
+    p: &Program,
+    shape_of: &dyn Fn(&str) -> Option<Vec<usize>>,
+) -> Result<Vec<Vec<usize>>> {
+    let mut out = vec![];
+    for (_, name, _, decl) in p.inputs() {
+        let given = match shape_of(name) {
+            Some(s) => s,
+            None if decl.iter().all(|&d| d > 0) => decl.iter().map(|&d| d as usize).collect(),
+            None => {
+                return Err(Error::InvalidArgument(format!(
+                    "input '{name}' has dynamic dims {decl:?}: give its shape"
+                )))
+            }
+        };
+        let fits =
+            given.len() == decl.len() && decl.iter().zip(&given).all(|(&d, &g)| d == -1 || d as usize == g);
+        if !fits {
+            return Err(Error::ShapeMismatch(format!(
+                "input '{name}' expects shape {decl:?}, got {given:?}"
+            )));
+        }
+        crate::shape::element_count(&given)?;
+        out.push(given);
+    }
+    Ok(out)
+}
+
+/// Infers every node's concrete shape and dtype for these inputs and plans the run's memory.
+pub fn specialise(p: &Program, inputs: &[Vec<usize>]) -> Result<Plan> {
+    let nodes = p.nodes();
+    let mut shapes: Vec<Vec<usize>> = Vec::with_capacity(nodes.len());
+    let mut types = Vec::with_capacity(nodes.len());
+    let mut next_input = 0;
+    for (i, node) in nodes.iter().enumerate() {
+        let (shape, dtype) = match node {
+            Node::Input { dtype, .. } => {
+                next_input += 1;
+                (inputs[next_input - 1].clone(), *dtype)
+            }
+            Node::State { shape, dtype, .. } | Node::Constant { shape, dtype, .. } => (shape.clone(), *dtype),
+            Node::Op { op, args } => {
+                let a: Vec<_> = args
+                    .iter()
+                    .map(|&j| (shapes[j].iter().map(|&d| Some(d)).collect(), types[j]))
+                    .collect();
+                let (dims, dtype) = infer(op, &a).map_err(|e| match e {
+                    Error::ShapeMismatch(m) => {
+                        Error::ShapeMismatch(format!("node {i} ({}) for inputs {inputs:?}: {m}", op.name()))
+                    }
+                    other => other,
+                })?;
+                (dims.into_iter().map(|d| d.expect("concrete")).collect(), dtype)
+            }
+        };
+        shapes.push(shape);
+        types.push(dtype);
+    }
+    for (state, node) in p.assigns() {
+        let (_, _, _, want) = p.states().find(|s| s.1 == state).expect("validated");
+        if shapes[*node] != want {
+            return Err(Error::ShapeMismatch(format!(
+                    "assign to '{state}': the state has shape {want:?} but node {node} has {:?} for inputs {inputs:?}",
+                    shapes[*node]
+                )));
+        }
+    }
+    let mut last_use = vec![0usize; nodes.len()];
+    for (i, node) in nodes.iter().enumerate() {
+        if let Node::Op { args, .. } = node {
+            for &a in args {
+                last_use[a] = i;
+            }
+        }
+    }
+    for (_, n) in p.outputs().iter().chain(p.assigns()) {
+        last_use[*n] = usize::MAX;
+    }
+    let memory = simulate(p, &shapes, &last_use);
+    Ok(Plan {
+        shapes,
+        dtypes: types,
+        last_use,
+        memory,
+    })
+}
+
+/// Walks the schedule `run` follows and totals what it holds.
+fn simulate(p: &Program, shapes: &[Vec<usize>], last_use: &[usize]) -> MemoryPlan {
+    let nodes = p.nodes();
+    let output_nodes: Vec<NodeId> = p.outputs().iter().map(|(_, n)| *n).collect();
+    let (mut live_mid, mut peak_mid, mut outs, mut peak) = (0u64, 0u64, 0u64, 0u64);
+    let mut freed = vec![false; nodes.len()];
+    for (i, node) in nodes.iter().enumerate() {
+        let Node::Op { args, .. } = node else { continue };
+        if output_nodes.contains(&i) {
+            outs += bytes(&shapes[i]);
+        } else if last_use[i] != i {
+            live_mid += bytes(&shapes[i]);
+        }
+        peak_mid = peak_mid.max(live_mid);
+        peak = peak.max(live_mid + outs);
+        for &a in args {
+            let is_mid = matches!(nodes[a], Node::Op { .. }) && !output_nodes.contains(&a);
+            if is_mid && last_use[a] == i && !freed[a] {
+                freed[a] = true;
+                live_mid -= bytes(&shapes[a]);
+            }
+        }
+    }
+    // outputs that name a non-op node, or an op node twice, are copies made at the end
+    let mut seen = vec![false; nodes.len()];
+    for &n in &output_nodes {
+        if !matches!(nodes[n], Node::Op { .. }) || std::mem::replace(&mut seen[n], true) {
+            outs += bytes(&shapes[n]);
+        }
+    }
+    peak = peak.max(live_mid + outs);
+    let state_bytes = p.states().map(|(_, _, _, s)| bytes(s)).sum();
+    MemoryPlan {
+        intermediate_bytes: peak_mid,
+        output_bytes: outs,
+        state_bytes,
+        peak_bytes: peak,
+    }
+}
+
+impl Program {
+    /// What a run with these input shapes would hold, computed without a device (only inputs
+    /// with dynamic dims need a shape). The same figures `Executable::memory_plan` returns.
+    pub fn memory_plan(&self, input_shapes: &HashMap<String, Vec<usize>>) -> Result<MemoryPlan> {
+        self.validate()?;
+        for k in input_shapes.keys() {
+            if !self.inputs().any(|(_, n, _, _)| n == k) {
+                return Err(Error::InvalidArgument(format!(
+                    "memoryPlan: the program has no input '{k}'"
+                )));
+            }
+        }
+        let inputs = concrete_inputs(self, &|n| input_shapes.get(n).cloned())?;
+        Ok(specialise(self, &inputs)?.memory)
+    }
+}
