@@ -16,6 +16,8 @@ step "clippy (wasm32)"
 cargo clippy --all-targets --target wasm32-unknown-unknown -- -D warnings
 step "unit + native GPU tests"
 cargo test
+step "fuzz targets, briefly (scripts/fuzz.sh runs them longer)"
+scripts/fuzz.sh "${FUZZ_SECONDS:-10}"
 step "examples (native)"
 cargo run --quiet --example leak_hunt > /dev/null
 step "browser tests (wasm-bindgen-test, headless Chromium, WebGPU)"

@@ -140,6 +140,11 @@ impl<S: Storage> Pool<S> {
         &self.storage
     }
 
+    /// The storage, mutably (for tests and tools that model device behaviour, like the fuzzer).
+    pub fn storage_mut(&mut self) -> &mut S {
+        &mut self.storage
+    }
+
     /// Hands out a buffer of at least `bytes` (> 0, a multiple of 4) bytes.
     pub fn acquire(&mut self, bytes: u64) -> Result<Lease<S::Buffer>> {
         let class = if bytes > self.config.oversize_threshold_bytes {
