@@ -1,0 +1,148 @@
+//! Hardening in headless Chromium on WebGPU: the shared scenarios (disposed objects in every method,
+//! cross-session use, NaN/Infinity, device loss, a 10,000-run soak), and from JavaScript every method
+//! of every class called on a disposed object.
+#![cfg(target_arch = "wasm32")]
+
+#[path = "shared/hardening.rs"]
+mod hardening;
+
+use affon::js::JsSession;
+use affon::{PoolOptions, Session, SessionOptions};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+async fn session() -> Session {
+    Session::create(SessionOptions::default())
+        .await
+        .expect("WebGPU adapter required")
+}
+
+#[wasm_bindgen_test]
+async fn disposed_objects_in_every_method() {
+    hardening::disposed_objects_in_every_method(&session().await).await;
+}
+
+#[wasm_bindgen_test]
+async fn cross_session_use() {
+    hardening::cross_session_use(&session().await, &session().await).await;
+}
+
+#[wasm_bindgen_test]
+async fn nan_and_infinity_propagate() {
+    hardening::nan_and_infinity_propagate(&session().await).await;
+}
+
+#[wasm_bindgen_test]
+async fn device_loss() {
+    hardening::device_loss(&session().await).await;
+}
+
+#[wasm_bindgen_test]
+async fn soak_10000_runs() {
+    let s = Session::create(SessionOptions {
+        pool: PoolOptions {
+            max_total_bytes: Some(1 << 20),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let (warm, end, max_pool) = hardening::soak(&s, 10_000).await;
+    web_sys::console::log_1(
+        &format!("soak web: live after warm-up {warm} B, at end {end} B, max pool {max_pool} B").into(),
+    );
+}
+
+#[wasm_bindgen(inline_js = r#"
+// Calls every method of every class on a disposed object (arguments that would be valid on a live
+// one), collecting the error codes; and checks memory() is unchanged by all those failures.
+export async function everyMethod(Session, Program) {
+  const codes = {};
+  const call = async (label, f) => {
+    try { await f(); codes[label] = 'no error'; } catch (e) { codes[label] = e.code ?? `${e.name}: ${e.message}`; }
+  };
+  const s = await Session.create({ label: 'disposed-everywhere' });
+  const live = s.ones([2, 4]);
+  const dead = s.ones([2, 4]);
+  dead.dispose();
+  const p = new Program('p');
+  const x = p.input('x', 'float32', [-1, 4]);
+  const acc = p.state('acc', 'float32', [4]);
+  const n = p.add(acc, p.sum(x, [0]));
+  p.assign('acc', n);
+  p.output('y', p.relu(n));
+  const exe = s.compile(p);
+  const state = exe.createState();
+  const args = { add: [live], sub: [live], mul: [live], div: [live], matmul: [s.ones([4, 2])], reshape: [[8]],
+                 cast: ['int32'], transpose: [undefined], softmax: [-1], sum: [undefined], mean: [undefined],
+                 max: [undefined], min: [undefined] };
+  const skip = new Set(['constructor', 'dispose', 'free', '__destroy_into_raw']);
+  const before = JSON.stringify(s.memory());
+  for (const name of Object.getOwnPropertyNames(Object.getPrototypeOf(dead))) {
+    const d = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(dead), name);
+    if (skip.has(name) || typeof d.value !== 'function') continue;
+    await call(`tensor.${name}`, () => dead[name](...(args[name] ?? [])));
+  }
+  for (const name of ['add', 'sub', 'mul', 'div']) await call(`live.${name}(dead)`, () => live[name](dead));
+  await call('run(dead input)', () => exe.run({ x: dead }, state));
+  await call('createState(dead init)', () => exe.createState({ acc: dead.reshape([8]) }));
+  codes.unchanged = JSON.stringify(s.memory()) === before;
+  state.dispose();
+  await call('state.get', () => state.get('acc'));
+  await call('run(dead state)', () => exe.run({ x: live }, state));
+  exe.dispose();
+  await call('exe.run', () => exe.run({ x: live }, exe.createState()));
+  await call('exe.createState', () => exe.createState());
+  await call('exe.memoryPlan', () => exe.memoryPlan({ x: [2, 4] }));
+  s.dispose();
+  const sessionArgs = { tensor: [[1], [1]], zeros: [[1]], ones: [[1]], fill: [[1], 2], randomNormal: [[1]],
+                        randomUniform: [[1]], compile: [p], tidy: [() => 1], profile: [() => 1], sync: [] };
+  for (const [name, a] of Object.entries(sessionArgs)) await call(`session.${name}`, () => s[name](...a));
+  await call('live.square after session.dispose', () => live.square());
+  codes.liveStillReadable = Array.from(await live.to_array()).join(',');
+  return codes;
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = everyMethod)]
+    async fn every_method(session: JsValue, program: JsValue) -> JsValue;
+}
+
+#[wasm_bindgen_test]
+async fn every_js_method_of_a_disposed_object_throws() {
+    let s: JsValue = JsSession::create(JsValue::UNDEFINED)
+        .await
+        .map(JsValue::from)
+        .expect("WebGPU adapter required");
+    let session_class = js_sys::Reflect::get(&s, &"constructor".into()).unwrap();
+    let p: JsValue = affon::js::JsProgram::new("probe".into()).into();
+    let program_class = js_sys::Reflect::get(&p, &"constructor".into()).unwrap();
+    let codes = every_method(session_class, program_class).await;
+    let entries = js_sys::Object::entries(codes.unchecked_ref::<js_sys::Object>());
+    let mut tensor_methods = 0;
+    for e in entries.iter() {
+        let pair = js_sys::Array::from(&e);
+        let (k, v) = (pair.get(0).as_string().unwrap(), pair.get(1));
+        match k.as_str() {
+            "unchanged" => assert_eq!(v.as_bool(), Some(true), "failed calls changed memory()"),
+            "liveStillReadable" => assert_eq!(v.as_string().as_deref(), Some("1,1,1,1,1,1,1,1")),
+            k if k.starts_with("session.") || k.starts_with("live.square") => {
+                assert_eq!(v.as_string().as_deref(), Some("SESSION_DISPOSED"), "{k}")
+            }
+            k => {
+                if k.starts_with("tensor.") {
+                    tensor_methods += 1;
+                }
+                // getters of a disposed tensor stay readable; only methods are listed here
+                assert_eq!(v.as_string().as_deref(), Some("DISPOSED"), "{k}");
+            }
+        }
+    }
+    assert!(
+        tensor_methods >= 25,
+        "every tensor method was tried ({tensor_methods})"
+    );
+}
