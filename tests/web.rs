@@ -62,6 +62,20 @@ async fn out_of_memory_at_the_bound_leaves_the_session_usable() {
     common::out_of_memory_at_the_bound(&s).await;
 }
 
+#[wasm_bindgen_test]
+async fn a_request_larger_than_the_device_allows_is_out_of_memory() {
+    let s = Session::create(SessionOptions {
+        pool: affon::PoolOptions {
+            max_total_bytes: Some(u64::MAX / 2),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    common::larger_than_the_device_allows(&s);
+}
+
 // ---- The JS surface, driven from JavaScript itself ----
 
 #[wasm_bindgen(inline_js = r#"

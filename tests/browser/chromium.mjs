@@ -1,4 +1,5 @@
 // Launches Debian's Chromium with WebGPU (SwiftShader) enabled, and serves the repository.
+import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { serve } from '../../scripts/serve.mjs';
 
@@ -8,14 +9,32 @@ export const CHROMIUM_ARGS = [
   '--no-first-run', '--disable-quic', '--js-flags=--expose-gc', '--enable-precise-memory-info',
 ];
 
+const executablePath = () => process.env.CHROMIUM ?? '/usr/bin/chromium';
+
 export async function launch() {
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: CHROMIUM_ARGS,
-  });
+  const browser = await chromium.launch({ executablePath: executablePath(), args: CHROMIUM_ARGS });
   const server = await serve(0);
   const base = `http://127.0.0.1:${server.address().port}`;
   return { browser, server, base, async close() { await browser.close(); server.close(); } };
+}
+
+/**
+ * Chromium (headless) with the unpacked extension in `dir` installed, in a fresh profile. With
+ * `devtools: true` every tab opens DevTools, which loads the extension's devtools_page.
+ * `env.browser` is the persistent BrowserContext, so `open(env, path)` works as with `launch()`;
+ * `env.cdp` is a browser-level CDP session (targets include DevTools frontends and their iframes).
+ */
+export async function launchWithExtension(dir, { devtools = false } = {}) {
+  const ext = path.resolve(dir);
+  const args = [...CHROMIUM_ARGS, `--disable-extensions-except=${ext}`, `--load-extension=${ext}`, '--window-size=1400,1000'];
+  if (devtools) args.push('--auto-open-devtools-for-tabs');
+  const context = await chromium.launchPersistentContext('', {
+    executablePath: executablePath(), headless: true, args, viewport: null,
+  });
+  const server = await serve(0);
+  const base = `http://127.0.0.1:${server.address().port}`;
+  const cdp = await context.browser().newBrowserCDPSession();
+  return { browser: context, context, cdp, server, base, async close() { await context.close(); server.close(); } };
 }
 
 /** Opens a page, failing on any uncaught page error. */

@@ -279,3 +279,18 @@ pub async fn out_of_memory_at_the_bound(s: &Session) {
     assert_eq!(again.read::<f32>().await.unwrap()[4095], 9.0);
     assert_eq!(s.stats().pool_hits, 1);
 }
+
+/// A tensor larger than the device's largest storage buffer is `OUT_OF_MEMORY` ("never fits"),
+/// with nothing changed. `s` needs a pool bound above the device limit.
+pub fn larger_than_the_device_allows(s: &Session) {
+    let max = s
+        .adapter()
+        .max_storage_buffer_binding_size
+        .min(s.adapter().max_buffer_size);
+    let elements = (max / 4 + 1) as usize;
+    let before = s.stats();
+    let e = s.zeros(&[elements], DType::Float32).unwrap_err();
+    assert_eq!(e.code(), "OUT_OF_MEMORY");
+    assert!(e.to_string().contains("never fits"), "{e}");
+    assert_eq!(s.stats(), before);
+}

@@ -1,0 +1,200 @@
+// The demo's in-page memory panel (www/extension/shared/, the module the DevTools panel uses too) in
+// headless Chromium on real WebGPU: each workload is driven at a high iteration rate and the test
+// waits for the rolling verdict, then checks the data the panel holds and what its DOM says.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { launch, open } from './chromium.mjs';
+
+let env;
+before(async () => { env = await launch(); fs.mkdirSync('test-output', { recursive: true }); });
+after(async () => { await env?.close(); });
+
+const KIB256 = 64 * 1024 * 4; // one [64, 1024] float32 tensor
+const COLS_BYTES = 1024 * 4; // one row of 1024 float32
+
+async function demo() {
+  const { page, errors } = await open(env, '/www/');
+  await page.setViewportSize({ width: 1280, height: 1000 });
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+  return { page, errors };
+}
+
+/** Starts a workload from the controls, as a person would. Returns the time it was started. */
+async function run(page, id, rate = 200) {
+  await page.selectOption('#workload', id);
+  await page.fill('#rate', String(rate));
+  await page.click('#start');
+  await page.waitForSelector('#loop-status.running');
+  return Date.now();
+}
+
+const verdict = (page, v, timeout = 30_000) =>
+  page.waitForSelector(`#memory-panel .ap-verdict[data-verdict="${v}"]`, { timeout });
+
+const panelData = (page) => page.evaluate(() => {
+  const p = window.affonDemo.panel;
+  return { timeline: p.timeline, diagnosis: p.diagnosis, window: p.window && { base: p.window.base.iteration, warm: p.window.warm.iteration, now: p.window.now.iteration } };
+});
+
+async function stop(page) {
+  await page.click('#stop');
+  await page.click('#release');
+}
+
+test('leaky square loop: live bytes rise, verdict ownership-leak naming square, within 10 s', async () => {
+  const { page, errors } = await demo();
+  const started = await run(page, 'square-leak');
+  await verdict(page, 'ownership-leak');
+  const seconds = (Date.now() - started) / 1000;
+  assert.ok(seconds < 10, `verdict after ${seconds} s`);
+  await page.waitForTimeout(1500); // a few more polls for the series and the screenshot
+
+  // The DOM: verdict, the leaking origin, bytes per iteration, where it was created.
+  const banner = page.locator('#memory-panel .ap-verdict');
+  assert.equal(await banner.locator('.ap-verdict-name').textContent(), 'ownership-leak');
+  assert.equal((await banner.locator('.ap-grown .ap-origin').first().textContent()).trim(), 'square');
+  assert.match(await banner.locator('.ap-rate').textContent(), /^\+256\.0 KiB live \/ iteration$/);
+  assert.match(await banner.locator('.ap-where').first().textContent(), /created at .*workloads\.js:\d+:\d+/);
+  const row = page.locator('#memory-panel tr.ap-grown-row[data-origin="square"]');
+  assert.equal(await row.count(), 1, 'the square row is marked as growing');
+  const cells = await row.locator('td').allTextContents();
+  assert.ok(Number(cells[1].replace(/,/g, '')) > 25, `count ${cells[1]}`);
+  assert.ok(Number(cells[3].replace(/,/g, '')) > 25, `age ${cells[3]}`);
+
+  // The data behind it: exact bytes per iteration, and a rising live-bytes series.
+  const { timeline, diagnosis } = await panelData(page);
+  assert.equal(diagnosis.verdict, 'ownership-leak');
+  assert.deepEqual(diagnosis.grownOrigins, ['square']);
+  const live = diagnosis.evidence.find((e) => e.metric === 'compute.storage/live_bytes');
+  assert.equal(live.perIteration, KIB256);
+  const series = timeline.live;
+  assert.ok(series.length >= 4, `${series.length} points`);
+  for (let i = 1; i < series.length; i++) {
+    assert.ok(series[i] >= series[i - 1], `live bytes fell at point ${i}: ${series[i - 1]} → ${series[i]}`);
+    assert.equal((series[i] - series[i - 1]) % KIB256, 0);
+  }
+  assert.ok(series.at(-1) - series[0] >= 50 * KIB256, `rose by ${series.at(-1) - series[0]}`);
+  await page.screenshot({ path: 'test-output/panel-leak.png', fullPage: true });
+
+  // Releasing what the loop kept brings live bytes back to zero.
+  await stop(page);
+  await page.evaluate(() => window.affonDemo.panel.poll());
+  const { timeline: after } = await panelData(page);
+  assert.equal(after.live.at(-1), 0);
+  assert.deepEqual(errors, []);
+});
+
+test('the same loop inside tidy: verdict steady, live bytes flat', async () => {
+  const { page, errors } = await demo();
+  await run(page, 'square-tidy');
+  await verdict(page, 'steady');
+  await page.waitForTimeout(1500);
+  assert.equal(await page.locator('#memory-panel .ap-verdict').getAttribute('data-verdict'), 'steady', 'still steady 1.5 s later');
+  const { timeline, diagnosis } = await panelData(page);
+  assert.equal(diagnosis.verdict, 'steady');
+  assert.deepEqual(diagnosis.grownOrigins, []);
+  assert.ok(timeline.live.length >= 3);
+  assert.deepEqual(new Set(timeline.live), new Set([KIB256]), 'only `a` is live between iterations');
+  assert.match(await page.locator('#memory-panel .ap-verdict .ap-summary').textContent(), /^steady/);
+  await page.screenshot({ path: 'test-output/panel-steady.png', fullPage: true });
+  await stop(page);
+  assert.deepEqual(errors, []);
+});
+
+test('growing shapes: verdict shape-growth, peak rising while live bytes stay flat', async () => {
+  const { page, errors } = await demo();
+  await run(page, 'growing-shapes');
+  await verdict(page, 'shape-growth');
+  await page.waitForTimeout(1000);
+  const { timeline, diagnosis } = await panelData(page);
+  assert.equal(diagnosis.verdict, 'shape-growth');
+  assert.deepEqual(new Set(timeline.live), new Set([0]));
+  assert.ok(timeline.peak.at(-1) > timeline.peak[1], `peak ${timeline.peak[1]} → ${timeline.peak.at(-1)}`);
+  const peak = diagnosis.evidence.find((e) => e.metric === 'compute.storage/peak_bytes');
+  assert.equal(peak.perIteration, 2 * COLS_BYTES, 'two [i+1, 1024] tensors grow by one row each');
+  assert.match(await page.locator('#memory-panel .ap-verdict .ap-rate').textContent(), /\+8\.0 KiB peak \/ iteration/);
+  await page.screenshot({ path: 'test-output/panel-shape-growth.png', fullPage: true });
+  await stop(page);
+  assert.deepEqual(errors, []);
+});
+test('distinct sizes: pool-retention; retained outputs, states and models: ownership-leak naming their origin', async () => {
+  const { page, errors } = await demo();
+  await run(page, 'distinct-sizes');
+  await verdict(page, 'pool-retention');
+  await page.waitForSelector('#memory-panel .ap-classes tbody tr:nth-child(12)'); // 12 cached size classes
+  await page.screenshot({ path: 'test-output/panel-pool-retention.png', fullPage: true });
+  const cases = [
+    ['retained-outputs', "program 'affine' output 'y'", KIB256],
+    ['retained-states', "state 'acc' of program 'running_mean'", KIB256],
+    ['model-recreated', "constant of program 'model'", 128 * 128 * 4],
+  ];
+  for (const [id, origin, perIteration] of cases) {
+    await run(page, id);
+    await page.waitForFunction((o) => window.affonDemo.panel.diagnosis?.grownOrigins?.[0] === o, origin, { timeout: 30_000 });
+    assert.equal(await page.locator('#memory-panel .ap-verdict').getAttribute('data-verdict'), 'ownership-leak', id);
+    assert.equal((await page.locator('#memory-panel .ap-grown .ap-origin').first().textContent()).trim(), origin);
+    const { diagnosis } = await panelData(page);
+    const e = diagnosis.evidence.find((x) => x.metric === `origin:${origin}`);
+    assert.equal(e.perIteration, perIteration, id);
+    await page.screenshot({ path: `test-output/panel-${id}.png` });
+    await stop(page);
+  }
+  assert.deepEqual(errors, []);
+});
+
+test('captured baseline / warm / steady: comparison, verdict, report and timeline export', async () => {
+  const { page, errors } = await demo();
+  await run(page, 'square-leak', 100);
+  const iteration = () => page.evaluate(() => window.affonDemo.panel.last?.iteration ?? 0);
+  const capture = async (which) => {
+    await page.click(`#memory-panel button[data-capture="${which}"]`);
+    await page.waitForFunction((w) => window.affonDemo.panel.captured[w], which);
+  };
+  await capture('baseline');
+  const i0 = await iteration();
+  await page.waitForFunction((i) => window.affonDemo.panel.last.iteration > i + 20, i0);
+  await capture('warm');
+  const i1 = await iteration();
+  await page.waitForFunction((i) => window.affonDemo.panel.last.iteration > i + 40, i1);
+  await capture('steady');
+  await page.waitForSelector('#memory-panel .ap-compare-verdict[data-verdict="ownership-leak"]');
+  const row = await page.locator('#memory-panel .ap-compare tr[data-metric="compute.storage/live_bytes"] td').allTextContents();
+  assert.equal(row.length, 6);
+  assert.equal(row[5].trim(), '+256.0 KiB', `per iteration: ${row}`);
+  const captured = await page.evaluate(() => window.affonDemo.panel.capturedDiagnosis);
+  assert.equal(captured.verdict, 'ownership-leak');
+  assert.deepEqual(captured.grownOrigins, ['square']);
+
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.click('#memory-panel button[data-action="export-report"]'),
+  ]);
+  assert.match(download.suggestedFilename(), /^affon-report-.*\.json$/);
+  const report = JSON.parse(fs.readFileSync(await download.path(), 'utf8'));
+  assert.equal(report.diagnosis.verdict, 'ownership-leak');
+  assert.deepEqual(report.diagnosis.grownOrigins, ['square']);
+  assert.equal(report.program, 'eager square');
+  assert.deepEqual(report.inputs, [{ name: 'a', shape: [64, 1024], dtype: 'float32' }]);
+  assert.equal(report.context.panel.diagnosisSource, 'captured baseline/warm/steady');
+  assert.match(report.context.pattern, /square/);
+  for (const s of ['baseline', 'warm', 'steady']) assert.ok(report.snapshots[s].figures.liveBytes >= 0, s);
+  assert.equal(report.snapshots.steady.figures.liveBytes - report.snapshots.warm.figures.liveBytes,
+    report.snapshots.steadyIterations * KIB256);
+  assert.ok(report.ownership.owners.some((o) => o.origin === 'square'));
+  fs.writeFileSync('test-output/panel-report.json', JSON.stringify(report, null, 2));
+
+  const [csv] = await Promise.all([
+    page.waitForEvent('download'),
+    page.click('#memory-panel button[data-action="export-csv"]'),
+  ]);
+  assert.match(csv.suggestedFilename(), /^affon-timeline-.*\.csv$/);
+  const lines = fs.readFileSync(await csv.path(), 'utf8').trim().split('\n');
+  assert.equal(lines[0], 'time_ms,elapsed_s,iteration,compute.storage/live_bytes,compute.storage/peak_bytes,' +
+    'compute.memory/pool_bytes,compute.memory/pool_cached_bytes,compute.storage/live_tensors,' +
+    'runtime.memory/wasm_memory_bytes,runtime.memory/js_heap_used_bytes');
+  assert.ok(lines.length >= 4, `${lines.length} lines`);
+  await page.screenshot({ path: 'test-output/panel-captured.png', fullPage: true });
+  await stop(page);
+  assert.deepEqual(errors, []);
+});
