@@ -49,7 +49,11 @@ fuzz_target!(|data: &[u8]| {
         _ => SizeClasses::explicit(vec![256, 1024, 4096, 16384]).unwrap(),
     };
     let bound = 4096 + (data[2] as u64) * 1024;
-    let config = PoolConfig { max_total_bytes: bound, oversize_threshold_bytes: 8192, size_classes: classes };
+    let config = PoolConfig {
+        max_total_bytes: bound,
+        oversize_threshold_bytes: 8192,
+        size_classes: classes,
+    };
     let ledger = Arc::new(Ledger::standalone());
     let mut pool = Pool::new(Fake::default(), config, ledger.clone());
     let mut live: Vec<Lease<u64>> = Vec::new();
@@ -65,7 +69,10 @@ fuzz_target!(|data: &[u8]| {
                     Err(e) => {
                         assert_eq!(e.code(), "OUT_OF_MEMORY");
                         let after = ledger.snapshot();
-                        assert_eq!(after.live_bytes, before.live_bytes, "a failed acquire changes no storage");
+                        assert_eq!(
+                            after.live_bytes, before.live_bytes,
+                            "a failed acquire changes no storage"
+                        );
                     }
                 }
             }
@@ -94,7 +101,10 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(s.pool_bytes, u.bytes_held);
         assert_eq!(s.pool_bytes, pool.storage().alive.values().sum::<u64>());
         assert_eq!(s.device_buffers, pool.storage().alive.len() as u64);
-        assert_eq!(s.pool_bytes - s.pool_cached_bytes, live.iter().map(|l| l.size).sum::<u64>());
+        assert_eq!(
+            s.pool_bytes - s.pool_cached_bytes,
+            live.iter().map(|l| l.size).sum::<u64>()
+        );
     }
     for l in live.drain(..) {
         pool.release(l);
