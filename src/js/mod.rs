@@ -6,6 +6,7 @@ mod registry;
 mod session;
 mod telemetry;
 mod tensor;
+mod types;
 
 pub use program::{JsExecutable, JsExecutionState, JsNode, JsProgram};
 pub use session::JsSession;

@@ -95,7 +95,7 @@ impl JsProgram {
 
     /// Loads the JSON form (an object or its string). Malformed input is `INVALID_PROGRAM`.
     #[wasm_bindgen(js_name = fromJSON)]
-    pub fn from_json(json: JsValue) -> JsResult<JsProgram> {
+    pub fn from_json(#[wasm_bindgen(unchecked_param_type = "ProgramJSON | string")] json: JsValue) -> JsResult<JsProgram> {
         let text = match json.as_string() {
             Some(s) => s,
             None => js_sys::JSON::stringify(&json)
@@ -116,7 +116,7 @@ impl JsProgram {
     }
 
     /// The plain, JSON-serialisable form; `Program.fromJSON(p.toJSON())` is exact.
-    #[wasm_bindgen(js_name = toJSON)]
+    #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "ProgramJSON")]
     pub fn to_json(&self) -> JsResult<JsValue> {
         js_sys::JSON::parse(&self.inner.to_json_string())
     }
@@ -128,7 +128,12 @@ impl JsProgram {
     }
 
     /// An input; `-1` dims are dynamic.
-    pub fn input(&mut self, name: String, dtype: String, shape: JsValue) -> JsResult<JsNode> {
+    pub fn input(
+        &mut self,
+        name: String,
+        #[wasm_bindgen(unchecked_param_type = "DType")] dtype: String,
+        #[wasm_bindgen(unchecked_param_type = "InputShape")] shape: JsValue,
+    ) -> JsResult<JsNode> {
         let id = self
             .inner
             .input(&name, dtype_arg(Some(dtype))?, &dims_arg(&shape)?)
@@ -137,7 +142,12 @@ impl JsProgram {
     }
 
     /// A state slot (lives in an `ExecutionState`).
-    pub fn state(&mut self, name: String, dtype: String, shape: JsValue) -> JsResult<JsNode> {
+    pub fn state(
+        &mut self,
+        name: String,
+        #[wasm_bindgen(unchecked_param_type = "DType")] dtype: String,
+        #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
+    ) -> JsResult<JsNode> {
         let id = self
             .inner
             .state(&name, dtype_arg(Some(dtype))?, &shape_arg(&shape)?)
@@ -146,7 +156,12 @@ impl JsProgram {
     }
 
     /// A constant (held by the compiled executable).
-    pub fn constant(&mut self, data: JsValue, shape: JsValue, dtype: Option<String>) -> JsResult<JsNode> {
+    pub fn constant(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "TensorData | number")] data: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "DType")] dtype: Option<String>,
+    ) -> JsResult<JsNode> {
         let data = if let Some(x) = data.as_f64() {
             vec![x]
         } else if js_sys::Array::is_array(&data) {
@@ -190,7 +205,7 @@ impl JsProgram {
     }
 
     /// A reshape node.
-    pub fn reshape(&mut self, a: &JsNode, shape: JsValue) -> JsResult<JsNode> {
+    pub fn reshape(&mut self, a: &JsNode, #[wasm_bindgen(unchecked_param_type = "number[]")] shape: JsValue) -> JsResult<JsNode> {
         self.push_op(
             Op::Reshape {
                 shape: ints_arg("shape", &shape)?,
@@ -200,7 +215,7 @@ impl JsProgram {
     }
 
     /// A transpose node (default reverses).
-    pub fn transpose(&mut self, a: &JsNode, perm: JsValue) -> JsResult<JsNode> {
+    pub fn transpose(&mut self, a: &JsNode, #[wasm_bindgen(unchecked_param_type = "number[] | undefined")] perm: JsValue) -> JsResult<JsNode> {
         let perm = if perm.is_undefined() || perm.is_null() {
             None
         } else {
@@ -210,7 +225,7 @@ impl JsProgram {
     }
 
     /// A cast node.
-    pub fn cast(&mut self, a: &JsNode, dtype: String) -> JsResult<JsNode> {
+    pub fn cast(&mut self, a: &JsNode, #[wasm_bindgen(unchecked_param_type = "DType")] dtype: String) -> JsResult<JsNode> {
         self.push_op(Op::Cast(dtype_arg(Some(dtype))?), &[a])
     }
 
@@ -253,7 +268,12 @@ macro_rules! node_reduce {
         #[wasm_bindgen(js_class = Program)]
         impl JsProgram {$(
             #[doc = concat!("A `", stringify!($name), "` node over `axes` (all when absent).")]
-            pub fn $name(&mut self, a: &JsNode, axes: JsValue, keep_dims: Option<bool>) -> JsResult<JsNode> {
+            pub fn $name(
+                &mut self,
+                a: &JsNode,
+                #[wasm_bindgen(unchecked_param_type = "Axes | undefined")] axes: JsValue,
+                #[wasm_bindgen(js_name = keepDims)] keep_dims: Option<bool>,
+            ) -> JsResult<JsNode> {
                 let axes = if axes.is_undefined() || axes.is_null() {
                     vec![]
                 } else if let Some(x) = axes.as_f64() {
@@ -303,7 +323,12 @@ impl JsExecutable {
 
     /// Runs with `inputs` (`{name: Tensor}`) and, for programs with state, an `ExecutionState`.
     /// Returns `{outputName: Tensor}`, tensors owned by the session.
-    pub fn run(&self, inputs: JsValue, state: JsValue) -> JsResult<JsValue> {
+    #[wasm_bindgen(unchecked_return_type = "RunOutputs")]
+    pub fn run(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "RunInputs")] inputs: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ExecutionState | undefined")] state: JsValue,
+    ) -> JsResult<JsValue> {
         let exe = self.get()?;
         let mut tensors = Vec::new();
         for (name, v) in entries("run inputs", &inputs)? {
@@ -332,7 +357,7 @@ impl JsExecutable {
 
     /// A new state: zero-filled, or initialised from `{slot: Tensor}` (copied).
     #[wasm_bindgen(js_name = createState)]
-    pub fn create_state(&self, init: JsValue) -> JsResult<JsExecutionState> {
+    pub fn create_state(&self, #[wasm_bindgen(unchecked_param_type = "Record<string, Tensor> | undefined")] init: JsValue) -> JsResult<JsExecutionState> {
         let exe = self.get()?;
         let mut tensors = Vec::new();
         for (name, v) in entries("createState init", &init)? {
@@ -345,8 +370,12 @@ impl JsExecutable {
 
     /// `{intermediateBytes, outputBytes, stateBytes, peakBytes}` for these input shapes
     /// (`{inputName: number[]}`, needed only for inputs with dynamic dims).
-    #[wasm_bindgen(js_name = memoryPlan)]
-    pub fn memory_plan(&self, input_shapes: JsValue) -> JsResult<JsValue> {
+    #[wasm_bindgen(js_name = memoryPlan, unchecked_return_type = "MemoryPlan")]
+    pub fn memory_plan(
+        &self,
+        #[wasm_bindgen(js_name = inputShapes, unchecked_param_type = "Record<string, Shape> | undefined")]
+        input_shapes: JsValue,
+    ) -> JsResult<JsValue> {
         let mut shapes = HashMap::new();
         for (name, v) in entries("memoryPlan inputShapes", &input_shapes)? {
             shapes.insert(name, shape_arg(&v)?);

@@ -247,7 +247,9 @@ impl JsSession {
 impl JsSession {
     /// Acquires an adapter and device. `options`: `{ pool?: { maxTotalBytes?,
     /// oversizeThresholdBytes?, sizeClasses? }, label?, captureStacks? }`.
-    pub async fn create(options: JsValue) -> JsResult<JsSession> {
+    pub async fn create(
+        #[wasm_bindgen(unchecked_param_type = "SessionOptions | undefined")] options: JsValue,
+    ) -> JsResult<JsSession> {
         super::install_dispose_symbols();
         let options = parse_options(options).map_err(to_js)?;
         let session = std::rc::Rc::new(Session::create(options).await.map_err(to_js)?);
@@ -256,7 +258,12 @@ impl JsSession {
     }
 
     /// A tensor from a TypedArray or number[]; dtype defaults to `'float32'`.
-    pub fn tensor(&self, data: JsValue, shape: JsValue, dtype: Option<String>) -> JsResult<JsTensor> {
+    pub fn tensor(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "TensorData")] data: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "DType")] dtype: Option<String>,
+    ) -> JsResult<JsTensor> {
         let s = self.open()?;
         let shape = shape_arg(&shape)?;
         let dtype = dtype_arg(dtype)?;
@@ -267,7 +274,11 @@ impl JsSession {
     }
 
     /// A tensor of zeros.
-    pub fn zeros(&self, shape: JsValue, dtype: Option<String>) -> JsResult<JsTensor> {
+    pub fn zeros(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "DType")] dtype: Option<String>,
+    ) -> JsResult<JsTensor> {
         let s = self.open()?;
         s.zeros(&shape_arg(&shape)?, dtype_arg(dtype)?)
             .map(JsTensor::new)
@@ -275,7 +286,11 @@ impl JsSession {
     }
 
     /// A tensor of ones.
-    pub fn ones(&self, shape: JsValue, dtype: Option<String>) -> JsResult<JsTensor> {
+    pub fn ones(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "DType")] dtype: Option<String>,
+    ) -> JsResult<JsTensor> {
         let s = self.open()?;
         s.ones(&shape_arg(&shape)?, dtype_arg(dtype)?)
             .map(JsTensor::new)
@@ -283,7 +298,12 @@ impl JsSession {
     }
 
     /// A tensor with every element `value`.
-    pub fn fill(&self, shape: JsValue, value: JsValue, dtype: Option<String>) -> JsResult<JsTensor> {
+    pub fn fill(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number | boolean")] value: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "DType")] dtype: Option<String>,
+    ) -> JsResult<JsTensor> {
         let s = self.open()?;
         let shape = shape_arg(&shape)?;
         let dtype = dtype_arg(dtype)?;
@@ -300,6 +320,7 @@ impl JsSession {
     }
 
     /// `{numTensors, numBytes, numDataBuffers, peakBytes, unreliable, reasons}` for this session.
+    #[wasm_bindgen(unchecked_return_type = "MemoryInfo")]
     pub fn memory(&self) -> JsResult<JsValue> {
         to_value(&self.get()?.memory())
     }
@@ -316,19 +337,19 @@ impl JsSession {
     }
 
     /// The adapter: `{backend, name, vendor, architecture, deviceType, driver, maxBufferSize, …}`.
-    #[wasm_bindgen(getter)]
+    #[wasm_bindgen(getter, unchecked_return_type = "AdapterIdentity")]
     pub fn adapter(&self) -> JsResult<JsValue> {
         to_value(self.get()?.adapter())
     }
 
     /// The pool configuration in force.
-    #[wasm_bindgen(getter, js_name = poolConfig)]
+    #[wasm_bindgen(getter, js_name = poolConfig, unchecked_return_type = "PoolConfig")]
     pub fn pool_config(&self) -> JsResult<JsValue> {
         to_value(&self.get()?.pool_config())
     }
 
     /// The pool's current figures (cached bytes by size class included).
-    #[wasm_bindgen(js_name = poolUsage)]
+    #[wasm_bindgen(js_name = poolUsage, unchecked_return_type = "PoolUsage")]
     pub fn pool_usage(&self) -> JsResult<JsValue> {
         to_value(&self.get()?.pool_usage())
     }
@@ -358,7 +379,8 @@ impl JsSession {
 
     /// `tidy(fn)` or `tidy(name, fn)`: tensors created inside `fn` and not returned (a Tensor, or
     /// arrays/objects of them) are disposed when it returns. Nests. `fn` must not be async.
-    pub fn tidy(&self, a: JsValue, b: JsValue) -> JsResult<JsValue> {
+    #[wasm_bindgen(unchecked_return_type = "unknown")]
+    pub fn tidy(&self, #[wasm_bindgen(unchecked_param_type = "string | (() => TidyResult)")] a: JsValue, #[wasm_bindgen(unchecked_param_type = "(() => TidyResult) | undefined")] b: JsValue) -> JsResult<JsValue> {
         let s = self.open()?;
         let f = if a.is_function() { a } else { b };
         let f: js_sys::Function = f
@@ -382,7 +404,8 @@ impl JsSession {
     }
 
     /// Exempts `tensor` from every enclosing tidy scope; returns it.
-    pub fn keep(&self, tensor: JsValue) -> JsResult<JsValue> {
+    #[wasm_bindgen(unchecked_return_type = "Tensor")]
+    pub fn keep(&self, #[wasm_bindgen(unchecked_param_type = "Tensor")] tensor: JsValue) -> JsResult<JsValue> {
         let s = self.get()?;
         let t = JsTensor::expect("keep", &tensor)?;
         s.keep(&t);
@@ -391,7 +414,8 @@ impl JsSession {
 
     /// As `tf.profile`: `{newBytes, newTensors, peakBytes, kernels, result}` for `fn` (which may be
     /// async).
-    pub async fn profile(&self, f: js_sys::Function) -> JsResult<JsValue> {
+    #[wasm_bindgen(unchecked_return_type = "ProfileInfo")]
+    pub async fn profile(&self, #[wasm_bindgen(unchecked_param_type = "() => unknown")] f: js_sys::Function) -> JsResult<JsValue> {
         let s = self.open()?;
         s.begin_profile().map_err(to_js)?;
         let mut result = f.call0(&JsValue::UNDEFINED);
@@ -409,7 +433,11 @@ impl JsSession {
 
     /// Normally distributed float32 values: `{mean = 0, stddev = 1, seed}` (seed default: random).
     #[wasm_bindgen(js_name = randomNormal)]
-    pub fn random_normal(&self, shape: JsValue, options: JsValue) -> JsResult<JsTensor> {
+    pub fn random_normal(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "RandomNormalOptions | undefined")] options: JsValue,
+    ) -> JsResult<JsTensor> {
         let s = self.open()?;
         let o = RandomArg::parse(&options, &["mean", "stddev", "seed"])?;
         let (mean, stddev) = (o.get("mean", 0.0)?, o.get("stddev", 1.0)?);
@@ -425,7 +453,11 @@ impl JsSession {
 
     /// Uniform float32 values in `[min, max)`: `{min = 0, max = 1, seed}`.
     #[wasm_bindgen(js_name = randomUniform)]
-    pub fn random_uniform(&self, shape: JsValue, options: JsValue) -> JsResult<JsTensor> {
+    pub fn random_uniform(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "RandomUniformOptions | undefined")] options: JsValue,
+    ) -> JsResult<JsTensor> {
         let s = self.open()?;
         let o = RandomArg::parse(&options, &["min", "max", "seed"])?;
         s.random_uniform(

@@ -53,6 +53,7 @@ impl JsTelemetry {
 #[wasm_bindgen(js_class = telemetry)]
 impl JsTelemetry {
     /// `MetricRecord[]`: the process-wide records, then labelled records per live session.
+    #[wasm_bindgen(unchecked_return_type = "MetricRecord[]")]
     pub fn metrics() -> JsResult<JsValue> {
         // One JSON string across the boundary and `JSON.parse` is several times cheaper than
         // building each record's object property by property.
@@ -69,13 +70,14 @@ impl JsTelemetry {
 
     /// `[{origin, count, bytes, oldestIteration, forgotten, stack?}]`: live storage grouped by
     /// origin, largest first.
-    #[wasm_bindgen(js_name = liveTensors)]
+    #[wasm_bindgen(js_name = liveTensors, unchecked_return_type = "OwnerGroup[]")]
     pub fn live_tensors() -> JsResult<JsValue> {
         to_value(&crate::telemetry::live_tensors())
     }
 
     /// `{handles, tensors, bytes}`: handles collected without `dispose()` (ever), and the storages of
     /// those still held (accounted until released).
+    #[wasm_bindgen(unchecked_return_type = "Forgotten")]
     pub fn forgotten() -> JsResult<JsValue> {
         let (handles, tensors, bytes) = crate::telemetry::forgotten();
         to_value(&serde_json::json!({ "handles": handles, "tensors": tensors, "bytes": bytes }))
@@ -84,6 +86,7 @@ impl JsTelemetry {
     /// `[{session, adapter, config, usage}]` for every live session in this page: the pool's settings
     /// and figures, cached bytes broken down by size class (`usage.cachedByClass`: `[class, buffers,
     /// bytes]`).
+    #[wasm_bindgen(unchecked_return_type = "PoolSnapshot[]")]
     pub fn pools() -> JsResult<JsValue> {
         let out: Vec<serde_json::Value> = super::session::live_sessions()
             .iter()
@@ -109,7 +112,8 @@ impl JsTelemetry {
 
     /// Classifies `{before, warm, after}` (three `metrics()` snapshots; optional `iterations`,
     /// `warmup`, `synchronized`) into a Diagnosis `{verdict, summary, evidence, grownOrigins, snapshots}`.
-    pub fn diagnose(input: JsValue) -> JsResult<JsValue> {
+    #[wasm_bindgen(unchecked_return_type = "Diagnosis")]
+    pub fn diagnose(#[wasm_bindgen(unchecked_param_type = "DiagnoseInput")] input: JsValue) -> JsResult<JsValue> {
         if !input.is_object() {
             return Err(to_js(invalid_arg!(
                 "diagnose needs {{before, warm, after}}, got {}",
@@ -132,7 +136,11 @@ impl JsTelemetry {
 
     /// Runs `fn(i)` (sync or async) `warmup + iterations` times, synchronising every live session
     /// before each of the three snapshots, and diagnoses. Options: `{warmup = 5, iterations = 20}`.
-    pub async fn watch(f: js_sys::Function, options: JsValue) -> JsResult<JsValue> {
+    #[wasm_bindgen(unchecked_return_type = "Diagnosis")]
+    pub async fn watch(
+        #[wasm_bindgen(unchecked_param_type = "(iteration: number) => unknown")] f: js_sys::Function,
+        #[wasm_bindgen(unchecked_param_type = "WatchOptions | undefined")] options: JsValue,
+    ) -> JsResult<JsValue> {
         let opts = WatchOptions {
             warmup: count(&options, "warmup", 5)?,
             iterations: count(&options, "iterations", 20)?,
@@ -164,7 +172,8 @@ impl JsTelemetry {
     /// The reproducible memory report as a JSON object. `context`: `{program, inputs, iterations,
     /// pattern, diagnosis}` — all optional; `diagnosis` (from `watch`/`diagnose`) supplies the
     /// baseline/warm/steady snapshots.
-    pub fn report(context: JsValue) -> JsResult<JsValue> {
+    #[wasm_bindgen(unchecked_return_type = "MemoryReport")]
+    pub fn report(#[wasm_bindgen(unchecked_param_type = "ReportContext | undefined")] context: JsValue) -> JsResult<JsValue> {
         let mut ctx = json_of(&context)?;
         let diagnosis = match ctx.as_object_mut().and_then(|o| o.remove("diagnosis")) {
             Some(d) => Some(

@@ -130,7 +130,7 @@ fn typed_array(dtype: DType, words: Vec<u32>) -> JsValue {
 #[wasm_bindgen(js_class = Tensor)]
 impl JsTensor {
     /// The dimensions as a plain `number[]`; `[]` is a scalar.
-    #[wasm_bindgen(getter)]
+    #[wasm_bindgen(getter, unchecked_return_type = "Shape")]
     pub fn shape(&self) -> JsResult<js_sys::Array> {
         Ok(self
             .tensor()?
@@ -141,7 +141,7 @@ impl JsTensor {
     }
 
     /// `'float32'`, `'int32'`, `'uint32'` or `'bool'`.
-    #[wasm_bindgen(getter)]
+    #[wasm_bindgen(getter, unchecked_return_type = "DType")]
     pub fn dtype(&self) -> JsResult<String> {
         Ok(self.tensor()?.dtype().name().to_string())
     }
@@ -182,6 +182,7 @@ impl JsTensor {
     }
 
     /// The values as a TypedArray matching the dtype (synchronises device work).
+    #[wasm_bindgen(unchecked_return_type = "AnyTypedArray")]
     pub async fn to_array(&self) -> JsResult<JsValue> {
         let t = self.live()?;
         let words = t.read_words().await.map_err(to_js)?;
@@ -189,7 +190,7 @@ impl JsTensor {
     }
 
     /// Alias of `to_array()`.
-    #[wasm_bindgen(js_name = toArray)]
+    #[wasm_bindgen(js_name = toArray, unchecked_return_type = "AnyTypedArray")]
     pub async fn to_array_alias(&self) -> JsResult<JsValue> {
         self.to_array().await
     }
@@ -234,7 +235,11 @@ macro_rules! js_reduce {
         #[wasm_bindgen(js_class = Tensor)]
         impl JsTensor {$(
             #[doc = concat!("`", stringify!($name), "` over `axes` (a number or array; all when absent).")]
-            pub fn $name(&self, axes: JsValue, keep_dims: Option<bool>) -> JsResult<JsTensor> {
+            pub fn $name(
+                &self,
+                #[wasm_bindgen(unchecked_param_type = "Axes | undefined")] axes: JsValue,
+                #[wasm_bindgen(js_name = keepDims)] keep_dims: Option<bool>,
+            ) -> JsResult<JsTensor> {
                 self.reduce(ReduceOp::$op, axes, keep_dims)
             }
         )*}
@@ -256,7 +261,7 @@ impl JsTensor {
     }
 
     /// Same elements, new shape (one entry may be -1).
-    pub fn reshape(&self, shape: JsValue) -> JsResult<JsTensor> {
+    pub fn reshape(&self, #[wasm_bindgen(unchecked_param_type = "number[]")] shape: JsValue) -> JsResult<JsTensor> {
         self.op(
             Op::Reshape {
                 shape: ints_arg("shape", &shape)?,
@@ -266,7 +271,7 @@ impl JsTensor {
     }
 
     /// Permutes axes (default reverses).
-    pub fn transpose(&self, perm: JsValue) -> JsResult<JsTensor> {
+    pub fn transpose(&self, #[wasm_bindgen(unchecked_param_type = "number[] | undefined")] perm: JsValue) -> JsResult<JsTensor> {
         let perm = if perm.is_undefined() || perm.is_null() {
             None
         } else {
@@ -276,7 +281,7 @@ impl JsTensor {
     }
 
     /// Converts to `dtype`.
-    pub fn cast(&self, dtype: String) -> JsResult<JsTensor> {
+    pub fn cast(&self, #[wasm_bindgen(unchecked_param_type = "DType")] dtype: String) -> JsResult<JsTensor> {
         self.op(Op::Cast(dtype_arg(Some(dtype))?), &[])
     }
 

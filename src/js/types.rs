@@ -1,0 +1,165 @@
+//! The TypeScript surface: types for everything that crosses the boundary as a plain JS value, so
+//! `pkg/affon.d.ts` has no `any` in public signatures. Methods point at these with
+//! `unchecked_param_type` / `unchecked_return_type`.
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &str = r#"
+/** Element types. Every dtype is stored as one 32-bit word per element. */
+export type DType = 'float32' | 'int32' | 'uint32' | 'bool';
+/** Dimensions; `[]` is a scalar. Every dimension is a positive integer. */
+export type Shape = number[];
+/** Dimensions of a program input; `-1` is a dynamic dimension. */
+export type InputShape = number[];
+/** What `to_array()` resolves to, by dtype. */
+export type TypedArrayOf<D extends DType> = D extends 'float32' ? Float32Array : D extends 'int32' ? Int32Array
+  : D extends 'uint32' ? Uint32Array : Uint8Array;
+export type AnyTypedArray = Float32Array | Int32Array | Uint32Array | Uint8Array;
+/** Tensor data: a TypedArray, or an array of numbers (booleans for `bool`). */
+export type TensorData = Float32Array | Float64Array | Int32Array | Uint32Array | Int16Array | Uint16Array
+  | Int8Array | Uint8Array | Uint8ClampedArray | ReadonlyArray<number | boolean>;
+/** Axes of a reduction: one axis or several (negative counts from the end); all when omitted. */
+export type Axes = number | number[];
+
+export interface PoolOptions {
+  /** Bound on the bytes the pool holds, in use + cached (default 2 GiB). */
+  maxTotalBytes?: number;
+  /** Requests above this are exact-size and not cached (default 64 MiB). */
+  oversizeThresholdBytes?: number;
+  /** Steps per power of two (1, 2, 4, …, 64; default 4) or an ascending list of class sizes. */
+  sizeClasses?: number | number[];
+}
+export interface SessionOptions {
+  pool?: PoolOptions;
+  label?: string;
+  /** Record the creating JS stack of each tensor (shown by `telemetry.liveTensors()`). */
+  captureStacks?: boolean;
+  /** Release the storage of tensors whose handle is garbage-collected without `dispose()`. */
+  releaseOnCollect?: boolean;
+}
+export interface RandomNormalOptions { mean?: number; stddev?: number; seed?: number }
+export interface RandomUniformOptions { min?: number; max?: number; seed?: number }
+
+/** `Session.memory()`: TensorFlow.js's `tf.memory()` for one session. */
+export interface MemoryInfo {
+  numTensors: number; numBytes: number; numDataBuffers: number; peakBytes: number;
+  unreliable: boolean; reasons: string[];
+}
+export interface KernelProfile {
+  name: string; bytesAdded: number; totalBytesSnapshot: number; tensorsAdded: number;
+  totalTensorsSnapshot: number; inputShapes: Shape[]; outputShapes: Shape[];
+}
+export interface ProfileInfo<T = unknown> {
+  newBytes: number; newTensors: number; peakBytes: number; kernels: KernelProfile[]; result: T;
+}
+export interface AdapterIdentity {
+  backend: string; name: string; vendor: string; architecture: string; deviceType: string; driver: string;
+  maxBufferSize: number; maxStorageBufferBindingSize: number;
+}
+export interface PoolConfig { maxTotalBytes: number; oversizeThresholdBytes: number; sizeClasses: string | number[] }
+export interface PoolUsage {
+  bytesHeld: number; bytesCached: number; buffersInUse: number; buffersCached: number;
+  /** `[class bytes, cached buffers, cached bytes]`, ascending. */
+  cachedByClass: [number, number, number][];
+}
+export interface PoolSnapshot {
+  session: string; adapter: AdapterIdentity; config: PoolConfig; usage: PoolUsage; disposed: boolean;
+}
+/** A tidy result: the tensors in it survive the scope. */
+export type TidyResult = Tensor | TidyResult[] | { [key: string]: TidyResult } | number | string | boolean
+  | null | undefined | void;
+/** `memoryPlan()`: what one run holds, in bytes. */
+export interface MemoryPlan { intermediateBytes: number; outputBytes: number; stateBytes: number; peakBytes: number }
+
+export type MetricScope = 'compute.storage' | 'compute.memory' | 'compute.execution' | 'runtime.memory';
+interface MetricBase {
+  scope: MetricScope; name: string; unit: string; value: number;
+  /** `{session}` on per-session records, `{origin}` on `live_bytes_by_origin`; absent process-wide. */
+  labels?: Record<string, string>;
+}
+export interface GaugeRecord extends MetricBase { kind: 'gauge' }
+export interface CounterRecord extends MetricBase { kind: 'counter' }
+export interface DistributionRecord extends MetricBase {
+  kind: 'distribution'; count: number; sum: number; min: number; max: number; mean: number;
+}
+export type MetricRecord = GaugeRecord | CounterRecord | DistributionRecord;
+
+export interface OwnerGroup {
+  origin: string; count: number; bytes: number; oldestIteration: number; forgotten: number; stack?: string;
+}
+export interface Forgotten { handles: number; tensors: number; bytes: number }
+export type Verdict = 'steady' | 'ownership-leak' | 'pool-retention' | 'shape-growth' | 'process-growth';
+export interface Evidence { metric: string; before: number; warm: number; after: number; delta: number; perIteration?: number }
+export interface Snapshots {
+  before: MetricRecord[]; warm: MetricRecord[]; after: MetricRecord[];
+  warmup?: number; iterations?: number; synchronized: boolean;
+}
+export interface Diagnosis {
+  verdict: Verdict; summary: string; evidence: Evidence[]; grownOrigins: string[]; snapshots: Snapshots;
+}
+export interface DiagnoseInput {
+  before: MetricRecord[]; warm: MetricRecord[]; after: MetricRecord[];
+  iterations?: number; warmup?: number; synchronized?: boolean;
+}
+export interface WatchOptions { warmup?: number; iterations?: number }
+export interface ReportContext {
+  program?: string; inputs?: { name: string; shape: Shape; dtype: DType }[]; iterations?: number;
+  pattern?: string; diagnosis?: Diagnosis; [key: string]: unknown;
+}
+export interface MemoryReport {
+  affon: { version: string; revision: string; buildMode: 'debug' | 'release' };
+  platform: { target: 'web' | 'native'; userAgent?: string; os?: string; arch?: string };
+  sessions: { label: string; adapter: AdapterIdentity; pool: PoolConfig; captureStacks: boolean; releaseOnCollect: boolean }[];
+  environment: Record<string, string>;
+  program: unknown; inputs: unknown; iterations: unknown; context: ReportContext | null;
+  snapshots: Record<string, unknown>;
+  diagnosis: { verdict: Verdict; summary: string; evidence: Evidence[]; grownOrigins: string[] } | null;
+  ownership: {
+    allocations: number; deallocations: number; liveTensors: number; forgottenHandles: number;
+    forgottenLive: number; forgottenBytes: number; executions: number; compiles: number;
+    executableCacheEntries: number; owners: OwnerGroup[];
+  };
+}
+export interface DevtoolsSnapshot {
+  time: number; metrics: MetricRecord[]; liveTensors: OwnerGroup[]; pools: PoolSnapshot[]; forgotten: Forgotten;
+}
+
+export type AffonErrorCode = 'DISPOSED' | 'SESSION_DISPOSED' | 'SHAPE_MISMATCH' | 'DTYPE_MISMATCH'
+  | 'INVALID_PROGRAM' | 'INVALID_ARGUMENT' | 'OUT_OF_MEMORY' | 'DEVICE_LOST' | 'UNSUPPORTED';
+/** Every failure is thrown as an `Error` of this shape. */
+export interface AffonError extends Error {
+  name: 'AffonError';
+  code: AffonErrorCode;
+  /** OUT_OF_MEMORY only. */
+  requestedBytes?: number; liveBytes?: number; poolBytes?: number; boundBytes?: number;
+  owners?: OwnerGroup[]; pool?: PoolUsage;
+}
+
+/** The JSON form of a program (see the README). */
+export interface ProgramJSON {
+  format: 'affon.program/1';
+  name: string;
+  nodes: ProgramNodeJSON[];
+  outputs?: { name: string; node: number }[];
+  assign?: { state: string; node: number }[];
+}
+export interface ProgramNodeJSON {
+  op: string; name?: string; dtype?: DType; shape?: number[]; data?: (number | 'NaN' | 'Infinity' | '-Infinity')[];
+  args?: number[]; axes?: number[]; keepDims?: boolean; axis?: number; perm?: number[];
+}
+export type RunInputs = Record<string, Tensor>;
+
+/** Generic overloads merged into the generated class declarations. */
+export interface Session {
+  tidy<T extends TidyResult>(fn: () => T): T;
+  tidy<T extends TidyResult>(name: string, fn: () => T): T;
+  keep<T extends Tensor>(tensor: T): T;
+  profile<T>(fn: () => T | Promise<T>): Promise<ProfileInfo<Awaited<T>>>;
+  [Symbol.dispose](): void;
+}
+export interface Tensor { [Symbol.dispose](): void }
+export interface Executable { [Symbol.dispose](): void }
+export interface ExecutionState { [Symbol.dispose](): void }
+export type RunOutputs = Record<string, Tensor>;
+"#;
