@@ -19,7 +19,11 @@ cargo test
 step "fuzz targets, briefly (scripts/fuzz.sh runs them longer)"
 scripts/fuzz.sh "${FUZZ_SECONDS:-10}"
 step "examples (native)"
-cargo run --quiet --example leak_hunt > /dev/null
+for example in basic_tensors program_with_state leak_hunt; do
+  cargo run --quiet --example "$example" > /dev/null
+done
+step "cargo doc (no warnings)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 step "browser tests (wasm-bindgen-test, headless Chromium, WebGPU)"
 wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver
 step "build pkg/ and run Playwright tests"

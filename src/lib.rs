@@ -4,6 +4,26 @@
 //! records in [`telemetry`], device acquisition in [`device`], kernels in `kernels` (WGSL in
 //! `shaders/`), the public objects in [`session`] and [`tensor`], and the wasm-bindgen layer in
 //! `js` (wasm32 only, no logic).
+//!
+//! ```
+//! use affon::{telemetry, DType, Session, SessionOptions};
+//! # fn main() -> affon::Result<()> {
+//! let session = Session::new(SessionOptions::default())?; // Vulkan/Metal/DX12 (lavapipe in CI)
+//! let x = session.tensor(&[1.0f32, 2.0, 3.0], &[3])?;
+//! let y = x.square()?;
+//! assert_eq!(y.to_vec::<f32>()?, vec![1.0, 4.0, 9.0]);
+//! assert_eq!(session.memory().num_bytes, 24); // two float32 [3] tensors, 12 bytes each
+//! drop(y); // Drop releases storage, like dispose()
+//! assert_eq!(session.memory().num_bytes, 12);
+//! let live = telemetry::find(&telemetry::metrics(), "compute.storage", "live_bytes").unwrap();
+//! assert!(live >= 12.0); // process-wide: every session
+//! let z = session.zeros(&[2, 2], DType::Int32)?;
+//! assert_eq!(z.to_vec::<i32>()?, vec![0; 4]);
+//! # Ok(())
+//! # }
+//! ```
+
+#![warn(missing_docs)]
 
 pub mod accounting;
 pub mod device;

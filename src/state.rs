@@ -1,5 +1,5 @@
 //! `ExecutionState`: the state slots of one executable, owned by the session. Storage is accounted
-//! from creation to `dispose()`, attributed to "state '<slot>' of program '<name>'".
+//! from creation to `dispose()`, attributed to `state '<slot>' of program '<name>'`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

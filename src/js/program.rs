@@ -95,7 +95,9 @@ impl JsProgram {
 
     /// Loads the JSON form (an object or its string). Malformed input is `INVALID_PROGRAM`.
     #[wasm_bindgen(js_name = fromJSON)]
-    pub fn from_json(#[wasm_bindgen(unchecked_param_type = "ProgramJSON | string")] json: JsValue) -> JsResult<JsProgram> {
+    pub fn from_json(
+        #[wasm_bindgen(unchecked_param_type = "ProgramJSON | string")] json: JsValue,
+    ) -> JsResult<JsProgram> {
         let text = match json.as_string() {
             Some(s) => s,
             None => js_sys::JSON::stringify(&json)
@@ -205,7 +207,11 @@ impl JsProgram {
     }
 
     /// A reshape node.
-    pub fn reshape(&mut self, a: &JsNode, #[wasm_bindgen(unchecked_param_type = "number[]")] shape: JsValue) -> JsResult<JsNode> {
+    pub fn reshape(
+        &mut self,
+        a: &JsNode,
+        #[wasm_bindgen(unchecked_param_type = "number[]")] shape: JsValue,
+    ) -> JsResult<JsNode> {
         self.push_op(
             Op::Reshape {
                 shape: ints_arg("shape", &shape)?,
@@ -215,7 +221,11 @@ impl JsProgram {
     }
 
     /// A transpose node (default reverses).
-    pub fn transpose(&mut self, a: &JsNode, #[wasm_bindgen(unchecked_param_type = "number[] | undefined")] perm: JsValue) -> JsResult<JsNode> {
+    pub fn transpose(
+        &mut self,
+        a: &JsNode,
+        #[wasm_bindgen(unchecked_param_type = "number[] | undefined")] perm: JsValue,
+    ) -> JsResult<JsNode> {
         let perm = if perm.is_undefined() || perm.is_null() {
             None
         } else {
@@ -225,7 +235,11 @@ impl JsProgram {
     }
 
     /// A cast node.
-    pub fn cast(&mut self, a: &JsNode, #[wasm_bindgen(unchecked_param_type = "DType")] dtype: String) -> JsResult<JsNode> {
+    pub fn cast(
+        &mut self,
+        a: &JsNode,
+        #[wasm_bindgen(unchecked_param_type = "DType")] dtype: String,
+    ) -> JsResult<JsNode> {
         self.push_op(Op::Cast(dtype_arg(Some(dtype))?), &[a])
     }
 
@@ -357,7 +371,10 @@ impl JsExecutable {
 
     /// A new state: zero-filled, or initialised from `{slot: Tensor}` (copied).
     #[wasm_bindgen(js_name = createState)]
-    pub fn create_state(&self, #[wasm_bindgen(unchecked_param_type = "Record<string, Tensor> | undefined")] init: JsValue) -> JsResult<JsExecutionState> {
+    pub fn create_state(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Record<string, Tensor> | undefined")] init: JsValue,
+    ) -> JsResult<JsExecutionState> {
         let exe = self.get()?;
         let mut tensors = Vec::new();
         for (name, v) in entries("createState init", &init)? {

@@ -380,7 +380,11 @@ impl JsSession {
     /// `tidy(fn)` or `tidy(name, fn)`: tensors created inside `fn` and not returned (a Tensor, or
     /// arrays/objects of them) are disposed when it returns. Nests. `fn` must not be async.
     #[wasm_bindgen(unchecked_return_type = "unknown")]
-    pub fn tidy(&self, #[wasm_bindgen(unchecked_param_type = "string | (() => TidyResult)")] a: JsValue, #[wasm_bindgen(unchecked_param_type = "(() => TidyResult) | undefined")] b: JsValue) -> JsResult<JsValue> {
+    pub fn tidy(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string | (() => TidyResult)")] a: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "(() => TidyResult) | undefined")] b: JsValue,
+    ) -> JsResult<JsValue> {
         let s = self.open()?;
         let f = if a.is_function() { a } else { b };
         let f: js_sys::Function = f
@@ -405,7 +409,10 @@ impl JsSession {
 
     /// Exempts `tensor` from every enclosing tidy scope; returns it.
     #[wasm_bindgen(unchecked_return_type = "Tensor")]
-    pub fn keep(&self, #[wasm_bindgen(unchecked_param_type = "Tensor")] tensor: JsValue) -> JsResult<JsValue> {
+    pub fn keep(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Tensor")] tensor: JsValue,
+    ) -> JsResult<JsValue> {
         let s = self.get()?;
         let t = JsTensor::expect("keep", &tensor)?;
         s.keep(&t);
@@ -415,7 +422,10 @@ impl JsSession {
     /// As `tf.profile`: `{newBytes, newTensors, peakBytes, kernels, result}` for `fn` (which may be
     /// async).
     #[wasm_bindgen(unchecked_return_type = "ProfileInfo")]
-    pub async fn profile(&self, #[wasm_bindgen(unchecked_param_type = "() => unknown")] f: js_sys::Function) -> JsResult<JsValue> {
+    pub async fn profile(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "() => unknown")] f: js_sys::Function,
+    ) -> JsResult<JsValue> {
         let s = self.open()?;
         s.begin_profile().map_err(to_js)?;
         let mut result = f.call0(&JsValue::UNDEFINED);

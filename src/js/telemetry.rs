@@ -113,7 +113,9 @@ impl JsTelemetry {
     /// Classifies `{before, warm, after}` (three `metrics()` snapshots; optional `iterations`,
     /// `warmup`, `synchronized`) into a Diagnosis `{verdict, summary, evidence, grownOrigins, snapshots}`.
     #[wasm_bindgen(unchecked_return_type = "Diagnosis")]
-    pub fn diagnose(#[wasm_bindgen(unchecked_param_type = "DiagnoseInput")] input: JsValue) -> JsResult<JsValue> {
+    pub fn diagnose(
+        #[wasm_bindgen(unchecked_param_type = "DiagnoseInput")] input: JsValue,
+    ) -> JsResult<JsValue> {
         if !input.is_object() {
             return Err(to_js(invalid_arg!(
                 "diagnose needs {{before, warm, after}}, got {}",
@@ -173,7 +175,9 @@ impl JsTelemetry {
     /// pattern, diagnosis}` — all optional; `diagnosis` (from `watch`/`diagnose`) supplies the
     /// baseline/warm/steady snapshots.
     #[wasm_bindgen(unchecked_return_type = "MemoryReport")]
-    pub fn report(#[wasm_bindgen(unchecked_param_type = "ReportContext | undefined")] context: JsValue) -> JsResult<JsValue> {
+    pub fn report(
+        #[wasm_bindgen(unchecked_param_type = "ReportContext | undefined")] context: JsValue,
+    ) -> JsResult<JsValue> {
         let mut ctx = json_of(&context)?;
         let diagnosis = match ctx.as_object_mut().and_then(|o| o.remove("diagnosis")) {
             Some(d) => Some(

@@ -261,7 +261,10 @@ impl JsTensor {
     }
 
     /// Same elements, new shape (one entry may be -1).
-    pub fn reshape(&self, #[wasm_bindgen(unchecked_param_type = "number[]")] shape: JsValue) -> JsResult<JsTensor> {
+    pub fn reshape(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number[]")] shape: JsValue,
+    ) -> JsResult<JsTensor> {
         self.op(
             Op::Reshape {
                 shape: ints_arg("shape", &shape)?,
@@ -271,7 +274,10 @@ impl JsTensor {
     }
 
     /// Permutes axes (default reverses).
-    pub fn transpose(&self, #[wasm_bindgen(unchecked_param_type = "number[] | undefined")] perm: JsValue) -> JsResult<JsTensor> {
+    pub fn transpose(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number[] | undefined")] perm: JsValue,
+    ) -> JsResult<JsTensor> {
         let perm = if perm.is_undefined() || perm.is_null() {
             None
         } else {
