@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the ES module package into pkg/: pkg/affon.js, pkg/affon.d.ts, pkg/affon_bg.wasm,
-# pkg/package.json, plus pkg/std-telemetry.js (the `std:telemetry` module).
+# pkg/package.json, plus pkg/std-telemetry.js (the `std:telemetry` module); and copies uPlot (npm
+# `uplot`) into the gitignored www/vendor/ and www/extension/vendor/ for the memory panel.
 # Usage: scripts/build-pkg.sh [--dev]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,4 +32,11 @@ p.exports = { ".": { types: "./affon.d.ts", default: "./affon.js" },
               "./std-telemetry": { types: "./std-telemetry.d.ts", default: "./std-telemetry.js" } };
 fs.writeFileSync("pkg/package.json", JSON.stringify(p, null, 2) + "\n");
 '
+# uPlot for the memory panel: the demo (www/) and the DevTools extension (www/extension/, which must
+# be self-contained when loaded unpacked) each get their own copy.
+[ -f node_modules/uplot/dist/uPlot.esm.js ] || npm install --no-audit --no-fund --loglevel=error >&2
+for dir in www/vendor www/extension/vendor; do
+  mkdir -p "$dir"
+  cp node_modules/uplot/dist/uPlot.esm.js node_modules/uplot/dist/uPlot.min.css node_modules/uplot/LICENSE "$dir/"
+done
 echo "built pkg/ ($(du -sh pkg/affon_bg.wasm | cut -f1) wasm)" >&2

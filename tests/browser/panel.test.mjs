@@ -159,7 +159,7 @@ test('captured baseline / warm / steady: comparison, verdict, report and timelin
   await page.waitForFunction((i) => window.affonDemo.panel.last.iteration > i + 40, i1);
   await capture('steady');
   await page.waitForSelector('#memory-panel .ap-compare-verdict[data-verdict="ownership-leak"]');
-  const row = await page.locator('#memory-panel .ap-compare tr[data-metric="compute.storage/live_bytes"] td').allTextContents();
+  const row = await page.locator('#memory-panel .ap-compare tr[data-ap-metric="compute.storage/live_bytes"] td').allTextContents();
   assert.equal(row.length, 6);
   assert.equal(row[5].trim(), '+256.0 KiB', `per iteration: ${row}`);
   const captured = await page.evaluate(() => window.affonDemo.panel.capturedDiagnosis);

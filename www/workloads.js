@@ -1,0 +1,175 @@
+// The demo's workloads: the leak patterns of the seeds (TensorFlow.js habits and affon's ownership
+// rules) and their correct counterparts. Each is `{id, title, expect, pattern, code, setup(session),
+// iterate(ctx, i), release(ctx), context}`; `iterate` runs one iteration (the loop calls
+// `telemetry.nextIteration()` before it). Tensors are 64 × 1024 float32 = 256 KiB unless stated.
+import { Program } from '../pkg/affon.js';
+
+const ROWS = 64;
+const COLS = 1024;
+
+function affineProgram() {
+  const p = new Program('affine');
+  const x = p.input('x', 'float32', [-1, COLS]);
+  const bias = p.constant(new Float32Array(COLS).fill(0.5), [COLS]);
+  p.output('y', p.relu(p.add(x, bias)));
+  return p;
+}
+
+function runningMeanProgram() {
+  const p = new Program('running_mean');
+  const x = p.input('x', 'float32', [-1, COLS]);
+  const acc = p.state('acc', 'float32', [ROWS, COLS]);
+  const next = p.add(acc, x);
+  p.assign('acc', next);
+  p.output('y', p.relu(next));
+  return p;
+}
+
+/** A "model": a program whose weights (64 KiB) are a constant uploaded by compile. */
+function modelProgram(weights) {
+  const p = new Program('model');
+  const x = p.input('x', 'float32', [-1, 128]);
+  const w = p.constant(weights, [128, 128]);
+  p.output('y', p.relu(p.matmul(x, w)));
+  return p;
+}
+
+/** Disposes whatever a workload kept (tensors, states, executables; idempotent). */
+function disposeAll(list) {
+  let n = 0;
+  for (const o of list.splice(0)) {
+    const obj = o instanceof WeakRef ? o.deref() : o;
+    if (obj && !obj.disposed) { obj.dispose(); n++; }
+  }
+  return n;
+}
+
+const SIZES = [1000, 1500, 2300, 3500, 5200, 7800, 11700, 17500, 26000, 39000, 58000, 87000];
+
+export const WORKLOADS = [
+  {
+    id: 'square-leak',
+    title: 'square loop without tidy (leaks)',
+    expect: 'ownership-leak',
+    pattern: "each iteration b = a.square() and b is never disposed (the TF.js seed's leak)",
+    code: `const a = session.randomNormal([64, 1024]);
+loop: const b = a.square();   // b never disposed`,
+    setup(session) { return { session, a: session.randomNormal([ROWS, COLS], { seed: 1 }), kept: [] }; },
+    iterate(ctx) {
+      const b = ctx.a.square(); // never disposed
+      ctx.kept.push(b); // not part of the pattern: only so "release retained" can reclaim it
+    },
+    release(ctx) { const n = disposeAll(ctx.kept); ctx.a.dispose(); return `disposed ${n} leaked tensors`; },
+    context: { program: 'eager square', inputs: [{ name: 'a', shape: [ROWS, COLS], dtype: 'float32' }] },
+  },
+  {
+    id: 'square-forgotten',
+    title: 'square loop, handles left to the GC (leaks, forgotten)',
+    expect: 'ownership-leak',
+    pattern: 'each iteration b = a.square() and the handle is dropped: the JS GC collects it, the storage stays (forgotten)',
+    code: `const a = session.randomNormal([64, 1024]);
+loop: a.square();   // result dropped: collected, never disposed`,
+    setup(session) { return { session, a: session.randomNormal([ROWS, COLS], { seed: 1 }), weak: [] }; },
+    iterate(ctx) {
+      ctx.weak.push(new WeakRef(ctx.a.square())); // a WeakRef does not keep the handle alive
+    },
+    release(ctx) {
+      const n = disposeAll(ctx.weak);
+      ctx.a.dispose();
+      return `disposed ${n} handles not yet collected; collected ones stay allocated until the page reloads (see "forgotten")`;
+    },
+    context: { program: 'eager square', inputs: [{ name: 'a', shape: [ROWS, COLS], dtype: 'float32' }] },
+  },
+  {
+    id: 'square-tidy',
+    title: 'the same inside session.tidy (steady)',
+    expect: 'steady',
+    pattern: 'each iteration session.tidy(() => a.square()) disposes b when the scope closes',
+    code: `const a = session.randomNormal([64, 1024]);
+loop: session.tidy(() => { const b = a.square(); });`,
+    setup(session) { return { session, a: session.randomNormal([ROWS, COLS], { seed: 1 }) }; },
+    iterate(ctx) { ctx.session.tidy(() => { ctx.a.square(); }); },
+    release(ctx) { ctx.a.dispose(); return 'disposed a'; },
+    context: { program: 'eager square in tidy', inputs: [{ name: 'a', shape: [ROWS, COLS], dtype: 'float32' }] },
+  },
+  {
+    id: 'retained-outputs',
+    title: 'program outputs kept in a list (leaks)',
+    expect: 'ownership-leak',
+    pattern: 'exe.run() outputs pushed to a history array and never disposed',
+    code: `const exe = session.compile(affine);     // y = relu(x + bias)
+loop: history.push(exe.run({ x }).y);     // outputs retained`,
+    setup(session) {
+      const exe = session.compile(affineProgram());
+      return { session, exe, x: session.randomNormal([ROWS, COLS], { seed: 2 }), history: [] };
+    },
+    iterate(ctx) { ctx.history.push(ctx.exe.run({ x: ctx.x }).y); },
+    release(ctx) { const n = disposeAll(ctx.history); ctx.x.dispose(); ctx.exe.dispose(); return `disposed ${n} outputs`; },
+    context: { program: 'affine', inputs: [{ name: 'x', shape: [ROWS, COLS], dtype: 'float32' }] },
+  },
+  {
+    id: 'retained-states',
+    title: 'a new ExecutionState per iteration, kept (leaks)',
+    expect: 'ownership-leak',
+    pattern: 'exe.createState() every iteration; old states kept alive, never disposed (outputs are disposed)',
+    code: `const exe = session.compile(runningMean); // state acc [64, 1024]
+loop: const s = exe.createState(); states.push(s);
+      exe.run({ x }, s).y.dispose();`,
+    setup(session) {
+      const exe = session.compile(runningMeanProgram());
+      return { session, exe, x: session.ones([ROWS, COLS]), states: [] };
+    },
+    iterate(ctx) {
+      const state = ctx.exe.createState();
+      ctx.states.push(state);
+      ctx.exe.run({ x: ctx.x }, state).y.dispose();
+    },
+    release(ctx) { const n = disposeAll(ctx.states); ctx.x.dispose(); ctx.exe.dispose(); return `disposed ${n} states`; },
+    context: { program: 'running_mean', inputs: [{ name: 'x', shape: [ROWS, COLS], dtype: 'float32' }] },
+  },
+  {
+    id: 'model-recreated',
+    title: 'model recreated every iteration, never disposed (leaks)',
+    expect: 'ownership-leak',
+    pattern: 'session.compile(model) every iteration (weights are a 64 KiB constant), kept in a list of models; the Executable is never disposed',
+    code: `loop: const exe = session.compile(model(weights)); // constant [128, 128]
+      models.push(exe);                             // exe.dispose() missing
+      exe.run({ x }).y.dispose();`,
+    setup(session) {
+      const weights = new Float32Array(128 * 128).map((_, i) => ((i * 7919) % 200) / 1000 - 0.1);
+      return { session, weights, x: session.ones([8, 128]), exes: [] };
+    },
+    iterate(ctx) {
+      const exe = ctx.session.compile(modelProgram(ctx.weights));
+      ctx.exes.push(exe); // kept (an unreachable Executable is freed by the GC's finalizer)
+      exe.run({ x: ctx.x }).y.dispose();
+    },
+    release(ctx) { const n = disposeAll(ctx.exes); ctx.x.dispose(); return `disposed ${n} executables`; },
+    context: { program: 'model', inputs: [{ name: 'x', shape: [8, 128], dtype: 'float32' }] },
+  },
+  {
+    id: 'growing-shapes',
+    title: 'growing shapes [i+1, 1024] (shape growth)',
+    expect: 'shape-growth',
+    pattern: 'each iteration a tidy over ones([i + 1, 1024]).square(): nothing retained, shapes grow',
+    code: `loop(i): session.tidy(() => session.ones([i + 1, 1024]).square());`,
+    setup(session) { return { session }; },
+    iterate(ctx, i) { ctx.session.tidy(() => { ctx.session.ones([i + 1, COLS]).square(); }); },
+    release() { return 'nothing retained'; },
+    context: { program: 'eager ones + square', inputs: [{ name: 'x', shape: ['i + 1', COLS], dtype: 'float32' }] },
+  },
+  {
+    id: 'distinct-sizes',
+    title: `${SIZES.length} distinct sizes in turn (pool retention)`,
+    expect: 'pool-retention',
+    pattern: `each iteration a tidy over ones([n]).square(), n cycling through ${SIZES.length} sizes: the pool caches one class per size`,
+    code: `const sizes = [${SIZES.slice(0, 4).join(', ')}, …, ${SIZES.at(-1)}];
+loop(i): session.tidy(() => session.ones([sizes[i % ${SIZES.length}]]).square());`,
+    setup(session) { return { session }; },
+    iterate(ctx, i) { ctx.session.tidy(() => { ctx.session.ones([SIZES[i % SIZES.length]]).square(); }); },
+    release() { return 'nothing retained (the pool keeps its cache: "clear pool cache" releases it)'; },
+    context: { program: 'eager ones + square', inputs: [{ name: 'x', shape: ['n of ' + SIZES.join('|')], dtype: 'float32' }] },
+  },
+];
+
+export const byId = (id) => WORKLOADS.find((w) => w.id === id);
