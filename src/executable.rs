@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 use crate::accounting::Exec;
 use crate::error::{Error, Result};
-use crate::kernels::{record, Operand};
+use crate::kernels::{record, record_fused, Operand};
 use crate::platform::Shared;
 pub use crate::program::plan::MemoryPlan;
 use crate::program::plan::{concrete_inputs, specialise, Plan};
@@ -261,7 +261,11 @@ impl Executable {
             })
         };
         for (i, node) in nodes.iter().enumerate() {
-            let Node::Op { op, args } = node else { continue };
+            let Node::Op { op, .. } = node else { continue };
+            if plan.fusion.fused_into[i].is_some() {
+                continue; // computed inside its root's kernel; never has a buffer
+            }
+            let reads = &plan.reads[i];
             let dtype = plan.dtypes[i];
             let origin = match first_output_name(i) {
                 Some(name) => format!("program '{}' output '{name}'", p.name()),
@@ -269,8 +273,8 @@ impl Executable {
             };
             let out = Tensor::allocate_untracked(s, plan.shapes[i].clone(), dtype, origin)?;
             {
-                let mut operands: Vec<Operand> = Vec::with_capacity(args.len());
-                for &a in args {
+                let mut operands: Vec<Operand> = Vec::with_capacity(reads.len());
+                for &a in reads {
                     let t = match &made[a] {
                         Some(t) => t,
                         None => external(a)?,
@@ -281,10 +285,13 @@ impl Executable {
                         dtype: t.dtype(),
                     });
                 }
-                record(&ctx, &mut enc, op, &operands, out.operand()?)?;
+                match plan.fusion.groups.get(&i) {
+                    Some(group) => record_fused(&ctx, &mut enc, group, &operands, out.operand()?),
+                    None => record(&ctx, &mut enc, op, &operands, out.operand()?)?,
+                }
             }
             made[i] = Some(out);
-            for &a in args {
+            for &a in reads {
                 if plan.last_use[a] == i && !output_nodes.contains(&a) {
                     made[a] = None; // back to the pool; later nodes may reuse the buffer
                 }

@@ -30,3 +30,8 @@ fn outputs_aliasing_and_constants() {
 fn tidy_and_profile() {
     block_on(programs::tidy_and_profile(&session()));
 }
+
+#[test]
+fn elementwise_chains_fuse() {
+    block_on(programs::elementwise_chains_fuse(&session()));
+}

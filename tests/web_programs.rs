@@ -39,6 +39,11 @@ async fn outputs_aliasing_and_constants() {
 }
 
 #[wasm_bindgen_test]
+async fn elementwise_chains_fuse() {
+    programs::elementwise_chains_fuse(&session().await).await;
+}
+
+#[wasm_bindgen_test]
 async fn tidy_and_profile_in_rust() {
     programs::tidy_and_profile(&session().await).await;
 }

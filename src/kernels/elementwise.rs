@@ -15,7 +15,7 @@ fn groups(len: u64) -> (u32, u32, u32) {
 }
 
 /// The body of `f(x)` for a unary op over `T`.
-fn unary_body(op: UnaryOp) -> &'static str {
+pub(super) fn unary_body(op: UnaryOp) -> &'static str {
     match op {
         UnaryOp::Neg => "return -x;",
         UnaryOp::Abs => "return abs(x);",
@@ -28,6 +28,16 @@ fn unary_body(op: UnaryOp) -> &'static str {
         UnaryOp::Sigmoid => "return 1.0 / (1.0 + exp(-x));",
         // tanh via exp(-2|x|), which never overflows
         UnaryOp::Tanh => "let e = exp(-2.0 * abs(x)); return sign(x) * (1.0 - e) / (1.0 + e);",
+    }
+}
+
+/// The WGSL operator of a binary op.
+pub(super) fn binary_symbol(op: BinaryOp) -> &'static str {
+    match op {
+        BinaryOp::Add => "+",
+        BinaryOp::Sub => "-",
+        BinaryOp::Mul => "*",
+        BinaryOp::Div => "/",
     }
 }
 
@@ -62,12 +72,7 @@ pub(super) fn binary(
 ) {
     let t = wgsl_type(a.dtype);
     let same = a.shape == out.shape && b.shape == out.shape;
-    let sym = match op {
-        BinaryOp::Add => "+",
-        BinaryOp::Sub => "-",
-        BinaryOp::Mul => "*",
-        BinaryOp::Div => "/",
-    };
+    let sym = binary_symbol(op);
     let key = format!("{op:?}:{t}:{same}");
     let p = ctx.cache.pipeline(ctx.device, "binary", &key, || {
         format!("alias T = {t};\nconst SAME: bool = {same};\nfn f(x: T, y: T) -> T {{ return x {sym} y; }}\n{BINARY}")

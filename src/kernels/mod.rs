@@ -7,6 +7,7 @@
 //! kernels `bitcast` to the element type `T` the host prepends (`alias T = f32;`).
 
 mod elementwise;
+mod fused;
 mod layout;
 mod matmul;
 mod reduce;
@@ -25,6 +26,8 @@ use crate::ops::Op;
 pub(crate) const WORKGROUP: u32 = 256;
 /// Largest workgroup count per dimension (WebGPU's default limit).
 const MAX_GROUPS_PER_DIM: u32 = 65_535;
+
+pub(crate) use fused::record_fused;
 
 const FILL: &str = include_str!("../../shaders/fill.wgsl");
 

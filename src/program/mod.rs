@@ -3,6 +3,7 @@
 //! refer to nodes defined before them, so a program is acyclic by construction; `fromJSON` checks
 //! the same rule. Compilation is in `crate::executable`.
 
+pub(crate) mod fusion;
 mod json;
 pub mod plan;
 

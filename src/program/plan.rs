@@ -32,6 +32,11 @@ pub struct Plan {
     pub(crate) dtypes: Vec<crate::DType>,
     /// For each node, the last node index that reads it (`usize::MAX` if it must outlive the run).
     pub(crate) last_use: Vec<usize>,
+    /// The buffers each node's dispatch reads (a fused root reads its group's leaves; a node fused
+    /// into another reads nothing itself).
+    pub(crate) reads: Vec<Vec<NodeId>>,
+    /// Elementwise chains computed in one kernel.
+    pub(crate) fusion: super::fusion::Fusion,
     pub(crate) memory: MemoryPlan,
 }
 
@@ -103,34 +108,54 @@ pub fn specialise(p: &Program, inputs: &[Vec<usize>]) -> Result<Plan> {
                 )));
         }
     }
+    let fusion = super::fusion::fuse(p, &shapes, &types);
+    let reads: Vec<Vec<NodeId>> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| match (node, fusion.groups.get(&i)) {
+            (_, Some(g)) => g.leaves.clone(),
+            (Node::Op { .. }, None) if fusion.fused_into[i].is_some() => vec![],
+            (Node::Op { args, .. }, None) => args.clone(),
+            _ => vec![],
+        })
+        .collect();
     let mut last_use = vec![0usize; nodes.len()];
-    for (i, node) in nodes.iter().enumerate() {
-        if let Node::Op { args, .. } = node {
-            for &a in args {
-                last_use[a] = i;
-            }
+    for (i, r) in reads.iter().enumerate() {
+        for &a in r {
+            last_use[a] = i;
         }
     }
     for (_, n) in p.outputs().iter().chain(p.assigns()) {
         last_use[*n] = usize::MAX;
     }
-    let memory = simulate(p, &shapes, &last_use);
+    let memory = simulate(p, &shapes, &last_use, &reads, &fusion);
     Ok(Plan {
         shapes,
         dtypes: types,
         last_use,
+        reads,
+        fusion,
         memory,
     })
 }
 
 /// Walks the schedule `run` follows and totals what it holds.
-fn simulate(p: &Program, shapes: &[Vec<usize>], last_use: &[usize]) -> MemoryPlan {
+fn simulate(
+    p: &Program,
+    shapes: &[Vec<usize>],
+    last_use: &[usize],
+    reads: &[Vec<NodeId>],
+    fusion: &super::fusion::Fusion,
+) -> MemoryPlan {
     let nodes = p.nodes();
     let output_nodes: Vec<NodeId> = p.outputs().iter().map(|(_, n)| *n).collect();
     let (mut live_mid, mut peak_mid, mut outs, mut peak) = (0u64, 0u64, 0u64, 0u64);
     let mut freed = vec![false; nodes.len()];
     for (i, node) in nodes.iter().enumerate() {
-        let Node::Op { args, .. } = node else { continue };
+        if !matches!(node, Node::Op { .. }) || fusion.fused_into[i].is_some() {
+            continue; // fused nodes never have a buffer
+        }
+        let args = &reads[i];
         if output_nodes.contains(&i) {
             outs += bytes(&shapes[i]);
         } else if last_use[i] != i {
@@ -138,7 +163,7 @@ fn simulate(p: &Program, shapes: &[Vec<usize>], last_use: &[usize]) -> MemoryPla
         }
         peak_mid = peak_mid.max(live_mid);
         peak = peak.max(live_mid + outs);
-        for &a in args {
+        for &a in args.iter() {
             let is_mid = matches!(nodes[a], Node::Op { .. }) && !output_nodes.contains(&a);
             if is_mid && last_use[a] == i && !freed[a] {
                 freed[a] = true;

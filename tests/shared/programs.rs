@@ -295,3 +295,55 @@ pub async fn tidy_and_profile(s: &Session) {
     assert_eq!(info.kernels[0].input_shapes, vec![vec![3]]);
     drop(x);
 }
+
+/// A chain of 8 elementwise ops compiles into one fused dispatch with no intermediate storage, and
+/// gives the eager chain's values; a broadcast leaf (a bias) fuses too.
+pub async fn elementwise_chains_fuse(s: &Session) {
+    let mut p = Program::new("chain8");
+    let x = p.input("x", DType::Float32, &[-1, 4]).unwrap();
+    let b = p.input("bias", DType::Float32, &[4]).unwrap();
+    let mut v = p.mul(x, x).unwrap(); // 1
+    v = p.add(v, b).unwrap(); // 2 (broadcast leaf)
+    v = p.relu(v).unwrap(); // 3
+    v = p.sqrt(v).unwrap(); // 4
+    v = p.neg(v).unwrap(); // 5
+    v = p.exp(v).unwrap(); // 6
+    v = p.sub(v, x).unwrap(); // 7
+    v = p.abs(v).unwrap(); // 8
+    p.output("y", v).unwrap();
+    let exe = s.compile(&p).unwrap();
+    let plan = exe
+        .memory_plan(&HashMap::from([("x".to_string(), vec![1000, 4])]))
+        .unwrap();
+    assert_eq!(
+        (plan.intermediate_bytes, plan.output_bytes, plan.peak_bytes),
+        (0, 16_000, 16_000)
+    );
+    let xs: Vec<f32> = (0..4000).map(|i| ((i % 97) as f32 - 48.0) / 10.0).collect();
+    let x = s.tensor(&xs, &[1000, 4]).unwrap();
+    let bias = s.tensor(&[0.5f32, -1.0, 2.0, -30.0], &[4]).unwrap();
+    let d0 = s.stats().dispatches;
+    let y = exe.run(&[("x", &x), ("bias", &bias)], None).unwrap().remove(0).1;
+    assert_eq!(s.stats().dispatches - d0, 1, "eight ops, one dispatch");
+    let got = y.read::<f32>().await.unwrap();
+    // the eager chain, op by op
+    let e = x
+        .mul(&x)
+        .unwrap()
+        .add(&bias)
+        .unwrap()
+        .relu()
+        .unwrap()
+        .sqrt()
+        .unwrap()
+        .neg()
+        .unwrap();
+    let e = e.exp().unwrap().sub(&x).unwrap().abs().unwrap();
+    let want = e.read::<f32>().await.unwrap();
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(
+            (g - w).abs() <= 1e-6 * w.abs().max(1.0),
+            "element {i}: fused {g} vs eager {w}"
+        );
+    }
+}

@@ -1,0 +1,196 @@
+//! Fusion of elementwise chains for compiled programs. A unary or binary node whose only consumer
+//! is another elementwise node of the same dtype and shape (and which is not an output or an
+//! assigned value) is computed inside its consumer's kernel instead of in a buffer of its own: the
+//! chain becomes one dispatch, and its intermediates never exist. Broadcasting happens only at the
+//! group's leaves (its inputs from outside). A group reads at most [`MAX_LEAVES`] buffers (WebGPU
+//! guarantees 8 storage buffers per stage: the output and the parameters take two).
+
+use std::collections::{HashMap, HashSet};
+
+use super::{Node, NodeId, Program};
+use crate::dtype::DType;
+use crate::ops::Op;
+
+/// Most buffers a fused kernel reads.
+pub const MAX_LEAVES: usize = 6;
+
+/// An operand of a fused step: a leaf buffer, or an earlier step's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Ref {
+    Leaf(usize),
+    Step(usize),
+}
+
+/// One elementwise op inside a fused kernel.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Step {
+    pub op: Op,
+    pub args: Vec<Ref>,
+}
+
+/// A fused chain: steps in order (the last is the root, whose value is written), and the nodes
+/// whose buffers it reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Group {
+    pub steps: Vec<Step>,
+    pub leaves: Vec<NodeId>,
+}
+
+/// The fusion decisions for one specialisation.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Fusion {
+    /// For a node computed inside another's kernel, that root.
+    pub fused_into: Vec<Option<NodeId>>,
+    /// Groups of two or more steps, by root.
+    pub groups: HashMap<NodeId, Group>,
+}
+
+fn elementwise(n: &Node) -> bool {
+    matches!(
+        n,
+        Node::Op {
+            op: Op::Unary(_) | Op::Binary(_),
+            ..
+        }
+    )
+}
+
+fn args(n: &Node) -> &[NodeId] {
+    match n {
+        Node::Op { args, .. } => args,
+        _ => &[],
+    }
+}
+
+/// Decides which nodes fuse into which, for these concrete shapes and dtypes.
+pub(crate) fn fuse(p: &Program, shapes: &[Vec<usize>], dtypes: &[DType]) -> Fusion {
+    let nodes = p.nodes();
+    let keep: HashSet<NodeId> = p.outputs().iter().chain(p.assigns()).map(|(_, n)| *n).collect();
+    let mut uses = vec![0usize; nodes.len()];
+    let mut consumer = vec![None; nodes.len()];
+    for (i, n) in nodes.iter().enumerate() {
+        for &a in args(n) {
+            uses[a] += 1;
+            consumer[a] = Some(i);
+        }
+    }
+    let mut blocked: HashSet<NodeId> = HashSet::new();
+    loop {
+        let fusable = |n: NodeId| {
+            !blocked.contains(&n)
+                && elementwise(&nodes[n])
+                && !keep.contains(&n)
+                && uses[n] == 1
+                && consumer[n].is_some_and(|c| {
+                    elementwise(&nodes[c]) && dtypes[c] == dtypes[n] && shapes[c] == shapes[n]
+                })
+        };
+        let mut fusion = Fusion {
+            fused_into: vec![None; nodes.len()],
+            groups: HashMap::new(),
+        };
+        let mut too_wide = None;
+        for root in 0..nodes.len() {
+            if !elementwise(&nodes[root]) || fusable(root) {
+                continue;
+            }
+            // members: the root and every fusable producer reachable through fusable producers
+            let mut members = vec![root];
+            let mut stack = vec![root];
+            while let Some(m) = stack.pop() {
+                for &a in args(&nodes[m]) {
+                    if fusable(a) && !members.contains(&a) {
+                        members.push(a);
+                        stack.push(a);
+                    }
+                }
+            }
+            if members.len() < 2 {
+                continue;
+            }
+            members.sort_unstable();
+            let mut leaves: Vec<NodeId> = vec![];
+            let mut steps = vec![];
+            for &m in &members {
+                let Node::Op { op, args } = &nodes[m] else {
+                    unreachable!("members are op nodes")
+                };
+                let refs = args
+                    .iter()
+                    .map(|a| match members.iter().position(|x| x == a) {
+                        Some(k) => Ref::Step(k),
+                        None => Ref::Leaf(leaves.iter().position(|l| l == a).unwrap_or_else(|| {
+                            leaves.push(*a);
+                            leaves.len() - 1
+                        })),
+                    })
+                    .collect();
+                steps.push(Step {
+                    op: op.clone(),
+                    args: refs,
+                });
+            }
+            if leaves.len() > MAX_LEAVES {
+                too_wide = Some(members);
+                break;
+            }
+            for &m in &members[..members.len() - 1] {
+                fusion.fused_into[m] = Some(root);
+            }
+            fusion.groups.insert(root, Group { steps, leaves });
+        }
+        match too_wide {
+            // stop fusing into this root's producers nearest the root, and try again
+            Some(members) => {
+                blocked.extend(args(&nodes[*members.last().expect("non-empty")]).iter().copied());
+            }
+            None => return fusion,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chain_fuses_into_one_group_and_outputs_stop_it() {
+        let mut p = Program::new("chain");
+        let x = p.input("x", DType::Float32, &[8]).unwrap();
+        let y = p.input("y", DType::Float32, &[8]).unwrap();
+        let a = p.mul(x, y).unwrap();
+        let b = p.relu(a).unwrap();
+        let c = p.add(b, x).unwrap();
+        let d = p.exp(c).unwrap();
+        let s = p.sum(d, &[], false).unwrap();
+        p.output("s", s).unwrap();
+        p.output("c", c).unwrap();
+        let shapes: Vec<Vec<usize>> = vec![vec![8]; 6].into_iter().chain([vec![]]).collect();
+        let dtypes = vec![DType::Float32; 7];
+        let f = fuse(&p, &shapes, &dtypes);
+        // c is an output, so it is a root: {a, b, c}; d alone (its consumer, sum, is not elementwise)
+        assert_eq!(f.fused_into[a], Some(c));
+        assert_eq!(f.fused_into[b], Some(c));
+        assert_eq!(f.fused_into[c], None);
+        assert_eq!(f.groups[&c].leaves, vec![x, y]);
+        assert_eq!(f.groups[&c].steps.len(), 3);
+        assert!(!f.groups.contains_key(&d));
+    }
+
+    #[test]
+    fn wide_groups_are_split_to_the_storage_buffer_limit() {
+        let mut p = Program::new("wide");
+        let ins: Vec<NodeId> = (0..9)
+            .map(|i| p.input(&format!("x{i}"), DType::Float32, &[4]).unwrap())
+            .collect();
+        let mut acc = p.add(ins[0], ins[1]).unwrap();
+        for &x in &ins[2..] {
+            acc = p.add(acc, x).unwrap();
+        }
+        p.output("y", acc).unwrap();
+        let n = p.nodes().len();
+        let f = fuse(&p, &vec![vec![4]; n], &vec![DType::Float32; n]);
+        assert!(f.groups.values().all(|g| g.leaves.len() <= MAX_LEAVES));
+        assert!(!f.groups.is_empty());
+    }
+}
