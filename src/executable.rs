@@ -87,6 +87,23 @@ impl Executable {
         self.inner.plans.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
+    /// Records the constants as forgotten (the handle was collected without `dispose()`); returns
+    /// whether the session releases such storage (then the caller drops the executable).
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // only JS handles are collected
+    pub(crate) fn mark_forgotten(&self) -> bool {
+        let s = &self.inner.session;
+        for t in self
+            .inner
+            .constants
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+        {
+            s.owners.forget(t.id());
+        }
+        s.info.release_on_collect
+    }
+
     /// Whether `dispose()` has been called.
     pub fn is_disposed(&self) -> bool {
         self.inner.disposed.load(Ordering::SeqCst)

@@ -113,6 +113,19 @@ impl ExecutionState {
             .1
     }
 
+    /// Records every slot as forgotten (its handle was collected without `dispose()`); returns
+    /// whether the session releases such storage (then the caller drops the state).
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // only JS handles are collected
+    pub(crate) fn mark_forgotten(&self) -> bool {
+        let mut release = false;
+        for (_, t) in &self.slots {
+            let s = &t.core.session;
+            s.owners.forget(t.id());
+            release = s.info.release_on_collect;
+        }
+        release
+    }
+
     /// Bytes of all slots.
     pub fn byte_length(&self) -> u64 {
         self.slots.iter().map(|(_, t)| t.byte_length()).sum()

@@ -71,6 +71,23 @@ export async function forgottenHandles(Session, telemetry) {
   const out = { handles: after.handles - before.handles, tensors: after.tensors - before.tensors,
                 bytes: after.bytes - before.bytes, stillAccounted: session.memory().numBytes - live0,
                 groupForgotten: group?.forgotten ?? -1 };
+  // an executable and a state dropped without dispose(): their storage stays accounted too
+  const Program = globalThis.__affonProgramClass;
+  (() => {
+    const p = new Program('gc-model');
+    const x = p.input('x', 'float32', [4]);
+    const acc = p.state('acc', 'float32', [4]);
+    p.output('y', p.add(p.add(x, acc), p.constant([1, 2, 3, 4], [4])));
+    const exe = session.compile(p);
+    exe.createState();
+  })();
+  for (let i = 0; i < 20 && !telemetry.liveTensors().some((g) => g.origin === "state 'acc' of program 'gc-model'" && g.forgotten === 1); i++) {
+    globalThis.gc();
+    await tick();
+  }
+  const groups = telemetry.liveTensors();
+  out.constantForgotten = groups.find((g) => g.origin === "constant of program 'gc-model'")?.forgotten ?? -1;
+  out.stateForgotten = groups.find((g) => g.origin === "state 'acc' of program 'gc-model'")?.forgotten ?? -1;
   // opting in: collected handles give their storage back
   const releasing = await Session.create({ label: 'gc-release', releaseOnCollect: true });
   (() => { for (let i = 0; i < 5; i++) releasing.zeros([256]); })();
@@ -135,6 +152,9 @@ fn field(o: &JsValue, k: &str) -> JsValue {
 
 /// The exported classes, as JS values (the same objects `pkg/affon.js` exports).
 async fn classes() -> (JsValue, JsValue) {
+    let p: JsValue = affon::js::JsProgram::new("probe".into()).into();
+    let program_class = field(&p, "constructor");
+    js_sys::Reflect::set(&js_sys::global(), &"__affonProgramClass".into(), &program_class).unwrap();
     let s: JsValue = JsSession::create(JsValue::UNDEFINED)
         .await
         .map(JsValue::from)

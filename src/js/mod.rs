@@ -42,6 +42,7 @@ export function affon_install_hook(telemetry, version) {
     snapshot() {
       return {
         time: Date.now(),
+        iteration: telemetry.iteration(),
         metrics: telemetry.metrics(),
         liveTensors: telemetry.liveTensors(),
         pools: telemetry.pools(),

@@ -421,9 +421,32 @@ pub struct JsExecutionState {
     inner: Option<Rc<ExecutionState>>,
 }
 
+thread_local! {
+    /// Executables and states whose JS handle was collected without `dispose()`: kept, so their
+    /// storage stays accounted (reported as forgotten) unless the session releases on collect.
+    static FORGOTTEN: std::cell::RefCell<Vec<Box<dyn std::any::Any>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl Drop for JsExecutionState {
+    /// Runs when the JS handle is collected or `free()`d.
     fn drop(&mut self) {
         STATES.with(|r| r.remove(self.id));
+        if let Some(s) = self.inner.take() {
+            if !s.is_disposed() && Rc::strong_count(&s) == 1 && !s.mark_forgotten() {
+                FORGOTTEN.with(|f| f.borrow_mut().push(Box::new(s)));
+            }
+        }
+    }
+}
+
+impl Drop for JsExecutable {
+    /// Runs when the JS handle is collected or `free()`d.
+    fn drop(&mut self) {
+        if let Some(e) = self.inner.take() {
+            if !e.is_disposed() && !e.mark_forgotten() {
+                FORGOTTEN.with(|f| f.borrow_mut().push(Box::new(e)));
+            }
+        }
     }
 }
 

@@ -104,6 +104,11 @@ impl JsTelemetry {
         to_value(&out)
     }
 
+    /// The current iteration (what `nextIteration()` last returned), without advancing it.
+    pub fn iteration() -> f64 {
+        crate::telemetry::current_iteration() as f64
+    }
+
     /// Advances the iteration counter that live storage records its age in; returns the new value.
     #[wasm_bindgen(js_name = nextIteration)]
     pub fn next_iteration() -> f64 {

@@ -40,8 +40,8 @@ fn source(group: &Group, t: &str, same: &[bool]) -> String {
     let mut index = String::new();
     if same.iter().any(|s| !s) {
         index += "var rem = i;\n";
-        for k in 0..leaves {
-            index += &format!("    var i{k} = {};\n", if same[k] { "i" } else { "0u" });
+        for (k, &same_shape) in same.iter().enumerate() {
+            index += &format!("    var i{k} = {};\n", if same_shape { "i" } else { "0u" });
         }
         index += "    for (var d = i32(rank) - 1; d >= 0; d = d - 1) {\n        let k = u32(d);\n        let dim = params[2u + k];\n        let c = rem % dim;\n        rem = rem / dim;\n";
         for k in (0..leaves).filter(|&k| !same[k]) {
