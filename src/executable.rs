@@ -43,6 +43,7 @@ impl Executable {
     pub(crate) fn compile(session: &Shared<SessionShared>, program: &Program) -> Result<Executable> {
         session.check_open()?;
         program.validate()?;
+        let _submission = session.submission();
         let mut constants = HashMap::new();
         for (i, node) in program.nodes().iter().enumerate() {
             if let Node::Constant { data, shape, dtype } = node {
@@ -257,6 +258,7 @@ impl Executable {
         let s = &ex.session;
         let p = &ex.program;
         let nodes = p.nodes();
+        let _submission = s.submission();
         let constants = ex.constants.lock().unwrap_or_else(|p| p.into_inner());
         let ctx = s.ctx();
         let mut enc = s.gpu.device.create_command_encoder(&Default::default());

@@ -61,6 +61,10 @@ pub(crate) struct SessionShared {
     pool: Mutex<Pool<DeviceStorage>>,
     disposed: AtomicBool,
     drained_after_loss: AtomicBool,
+    /// Held from a command's first buffer acquisition to its queue submission. A program run gives
+    /// intermediates back to the pool before it submits (so later nodes reuse them); without this,
+    /// another thread could take such a buffer and submit work writing it before the run's reads.
+    submission: Mutex<()>,
     pub(crate) scopes: Scopes,
     pub(crate) capture_stacks: bool,
     pub(crate) owners: Arc<OwnerTable>,
@@ -89,6 +93,11 @@ impl SessionShared {
         if !self.drained_after_loss.swap(true, Ordering::SeqCst) {
             self.pool().drain();
         }
+    }
+
+    /// Serialises acquire → record → submit sequences of this session (see `submission`).
+    pub(crate) fn submission(&self) -> MutexGuard<'_, ()> {
+        self.submission.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// What kernels need to record work.
@@ -184,6 +193,7 @@ impl Session {
                 pool: Mutex::new(pool),
                 disposed: AtomicBool::new(false),
                 drained_after_loss: AtomicBool::new(false),
+                submission: Mutex::new(()),
                 scopes: Scopes::default(),
                 capture_stacks: options.capture_stacks,
                 owners,
@@ -393,6 +403,7 @@ impl Session {
                 words.len()
             )));
         }
+        let _submission = self.shared.submission();
         let t = Tensor::allocate(&self.shared, shape.to_vec(), dtype, origin.to_string())?;
         self.shared
             .gpu
@@ -420,6 +431,7 @@ impl Session {
     fn fill_with(&self, shape: &[usize], value: f64, dtype: DType, origin: &str) -> Result<Tensor> {
         let word = dtype.word_from_f64(value)?;
         let n = shape::element_count(shape)?;
+        let _submission = self.shared.submission();
         let t = Tensor::allocate(&self.shared, shape.to_vec(), dtype, origin.to_string())?;
         let s = &self.shared;
         let mut enc = s.gpu.device.create_command_encoder(&Default::default());

@@ -41,6 +41,7 @@ impl ExecutionState {
                 )));
             }
         }
+        let _submission = s.submission();
         let mut slots = Vec::new();
         let mut enc = s.gpu.device.create_command_encoder(&Default::default());
         for (_, name, dtype, shape) in p.states() {
@@ -146,6 +147,7 @@ impl ExecutionState {
             )));
         };
         let s = &t.core.session;
+        let _submission = s.submission();
         let copy = Tensor::allocate(
             s,
             t.shape().to_vec(),

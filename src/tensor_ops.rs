@@ -31,6 +31,7 @@ pub(crate) fn apply(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor]) -> Res
         .into_iter()
         .map(|d| d.expect("concrete inputs give a concrete shape"))
         .collect();
+    let _submission = s.submission();
     let out = Tensor::allocate(s, shape, dtype, op.name().to_string())?;
     let operands = args.iter().map(|t| t.operand()).collect::<Result<Vec<_>>>()?;
     let mut enc = s.gpu.device.create_command_encoder(&Default::default());

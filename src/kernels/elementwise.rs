@@ -14,9 +14,14 @@ fn groups(len: u64) -> (u32, u32, u32) {
     (x, y, 1)
 }
 
-/// The body of `f(x)` for a unary op over `T`.
-pub(super) fn unary_body(op: UnaryOp) -> &'static str {
+/// The body of `f(x)` for a unary op over `T` (the WGSL type `t`).
+pub(super) fn unary_body(op: UnaryOp, t: &str) -> &'static str {
     match op {
+        // GPU compilers may assume finite math and turn a compare-and-select into max(x, 0), which
+        // drops NaN (seen on NVIDIA); an integer test of the bits keeps NaN propagating.
+        UnaryOp::Relu if t == "f32" => {
+            "if ((bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u) { return x; } return select(x, T(0), x < T(0));"
+        }
         UnaryOp::Neg => "return -x;",
         UnaryOp::Abs => "return abs(x);",
         UnaryOp::Square => "return x * x;",
@@ -47,7 +52,7 @@ pub(super) fn unary(ctx: &Ctx, enc: &mut wgpu::CommandEncoder, op: UnaryOp, a: O
     let p = ctx.cache.pipeline(ctx.device, "unary", &key, || {
         format!(
             "alias T = {t};\nfn f(x: T) -> T {{ {} }}\n{UNARY}",
-            unary_body(op)
+            unary_body(op, t)
         )
     });
     let len = out.len();

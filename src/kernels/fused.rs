@@ -27,7 +27,7 @@ fn source(group: &Group, t: &str, same: &[bool]) -> String {
         }
         seen.push(name);
         match &s.op {
-            Op::Unary(u) => functions += &format!("fn op_{name}(x: T) -> T {{ {} }}\n", unary_body(*u)),
+            Op::Unary(u) => functions += &format!("fn op_{name}(x: T) -> T {{ {} }}\n", unary_body(*u, t)),
             Op::Binary(b) => {
                 functions += &format!(
                     "fn op_{name}(x: T, y: T) -> T {{ return x {} y; }}\n",
