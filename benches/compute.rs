@@ -25,7 +25,15 @@ mod native {
         let mut p = Program::new("chain8");
         let x = p.input("x", DType::Float32, &[-1]).unwrap();
         let mut v = p.mul(x, x).unwrap();
-        for f in [Program::relu, Program::sqrt, Program::neg, Program::exp, Program::abs, Program::square, Program::tanh] {
+        for f in [
+            Program::relu,
+            Program::sqrt,
+            Program::neg,
+            Program::exp,
+            Program::abs,
+            Program::square,
+            Program::tanh,
+        ] {
             v = f(&mut p, v).unwrap();
         }
         p.output("y", v).unwrap();
@@ -60,7 +68,11 @@ mod native {
 
         // Pool versus the device allocator.
         let gpu = pollster::block_on(Gpu::acquire("bench")).unwrap();
-        let mut pool = Pool::new(DeviceStorage::new(&gpu), PoolConfig::default(), Arc::new(Ledger::standalone()));
+        let mut pool = Pool::new(
+            DeviceStorage::new(&gpu),
+            PoolConfig::default(),
+            Arc::new(Ledger::standalone()),
+        );
         let mut g = c.benchmark_group("allocation 1 MiB");
         g.bench_function("pool acquire+release", |b| {
             b.iter(|| {
@@ -73,7 +85,9 @@ mod native {
                 let buf = gpu.device.create_buffer(&wgpu::BufferDescriptor {
                     label: None,
                     size: 1 << 20,
-                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+                    usage: wgpu::BufferUsages::STORAGE
+                        | wgpu::BufferUsages::COPY_SRC
+                        | wgpu::BufferUsages::COPY_DST,
                     mapped_at_creation: false,
                 });
                 buf.destroy();
@@ -89,7 +103,13 @@ mod native {
         g.throughput(Throughput::Elements(n as u64));
         g.bench_function("eager", |b| b.iter(|| chain(&x).unwrap().read_words_blocking()));
         g.bench_function("compiled (fused)", |b| {
-            b.iter(|| exe.run(&[("x", &x)], None).unwrap().remove(0).1.read_words_blocking())
+            b.iter(|| {
+                exe.run(&[("x", &x)], None)
+                    .unwrap()
+                    .remove(0)
+                    .1
+                    .read_words_blocking()
+            })
         });
         g.finish();
 
@@ -116,7 +136,13 @@ mod native {
         g.bench_function("eager", |b| {
             b.iter(|| {
                 let h = x.matmul(&w1).unwrap().add(&b1).unwrap().relu().unwrap();
-                h.matmul(&w2).unwrap().add(&b2).unwrap().softmax(-1).unwrap().read_words_blocking()
+                h.matmul(&w2)
+                    .unwrap()
+                    .add(&b2)
+                    .unwrap()
+                    .softmax(-1)
+                    .unwrap()
+                    .read_words_blocking()
             })
         });
         g.bench_function("executable", |b| {

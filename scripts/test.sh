@@ -28,5 +28,7 @@ step "browser tests (wasm-bindgen-test, headless Chromium, WebGPU)"
 wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver
 step "build pkg/ and run Playwright tests"
 scripts/build-pkg.sh
-node --test tests/browser/
+node --test tests/browser/ tests/browser-examples/
+step "the npm package: npm pack, a Vite app installing it, tsc --strict over typed usage"
+scripts/test-package.sh
 step "all tests passed"

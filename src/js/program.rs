@@ -162,7 +162,7 @@ impl JsProgram {
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "TensorData | number")] data: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "DType")] dtype: Option<String>,
+        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: Option<String>,
     ) -> JsResult<JsNode> {
         let data = if let Some(x) = data.as_f64() {
             vec![x]
@@ -224,7 +224,7 @@ impl JsProgram {
     pub fn transpose(
         &mut self,
         a: &JsNode,
-        #[wasm_bindgen(unchecked_param_type = "number[] | undefined")] perm: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number[]")] perm: JsValue,
     ) -> JsResult<JsNode> {
         let perm = if perm.is_undefined() || perm.is_null() {
             None
@@ -285,8 +285,8 @@ macro_rules! node_reduce {
             pub fn $name(
                 &mut self,
                 a: &JsNode,
-                #[wasm_bindgen(unchecked_param_type = "Axes | undefined")] axes: JsValue,
-                #[wasm_bindgen(js_name = keepDims)] keep_dims: Option<bool>,
+                #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
+                #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: Option<bool>,
             ) -> JsResult<JsNode> {
                 let axes = if axes.is_undefined() || axes.is_null() {
                     vec![]
@@ -341,7 +341,7 @@ impl JsExecutable {
     pub fn run(
         &self,
         #[wasm_bindgen(unchecked_param_type = "RunInputs")] inputs: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ExecutionState | undefined")] state: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ExecutionState")] state: JsValue,
     ) -> JsResult<JsValue> {
         let exe = self.get()?;
         let mut tensors = Vec::new();
@@ -373,7 +373,7 @@ impl JsExecutable {
     #[wasm_bindgen(js_name = createState)]
     pub fn create_state(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "Record<string, Tensor> | undefined")] init: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Record<string, Tensor>")] init: JsValue,
     ) -> JsResult<JsExecutionState> {
         let exe = self.get()?;
         let mut tensors = Vec::new();
@@ -390,7 +390,7 @@ impl JsExecutable {
     #[wasm_bindgen(js_name = memoryPlan, unchecked_return_type = "MemoryPlan")]
     pub fn memory_plan(
         &self,
-        #[wasm_bindgen(js_name = inputShapes, unchecked_param_type = "Record<string, Shape> | undefined")]
+        #[wasm_bindgen(js_name = inputShapes, unchecked_optional_param_type = "Record<string, Shape>")]
         input_shapes: JsValue,
     ) -> JsResult<JsValue> {
         let mut shapes = HashMap::new();

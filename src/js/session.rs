@@ -248,7 +248,7 @@ impl JsSession {
     /// Acquires an adapter and device. `options`: `{ pool?: { maxTotalBytes?,
     /// oversizeThresholdBytes?, sizeClasses? }, label?, captureStacks? }`.
     pub async fn create(
-        #[wasm_bindgen(unchecked_param_type = "SessionOptions | undefined")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "SessionOptions")] options: JsValue,
     ) -> JsResult<JsSession> {
         super::install_dispose_symbols();
         let options = parse_options(options).map_err(to_js)?;
@@ -262,7 +262,7 @@ impl JsSession {
         &self,
         #[wasm_bindgen(unchecked_param_type = "TensorData")] data: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "DType")] dtype: Option<String>,
+        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: Option<String>,
     ) -> JsResult<JsTensor> {
         let s = self.open()?;
         let shape = shape_arg(&shape)?;
@@ -277,7 +277,7 @@ impl JsSession {
     pub fn zeros(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "DType")] dtype: Option<String>,
+        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: Option<String>,
     ) -> JsResult<JsTensor> {
         let s = self.open()?;
         s.zeros(&shape_arg(&shape)?, dtype_arg(dtype)?)
@@ -289,7 +289,7 @@ impl JsSession {
     pub fn ones(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "DType")] dtype: Option<String>,
+        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: Option<String>,
     ) -> JsResult<JsTensor> {
         let s = self.open()?;
         s.ones(&shape_arg(&shape)?, dtype_arg(dtype)?)
@@ -302,7 +302,7 @@ impl JsSession {
         &self,
         #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
         #[wasm_bindgen(unchecked_param_type = "number | boolean")] value: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "DType")] dtype: Option<String>,
+        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: Option<String>,
     ) -> JsResult<JsTensor> {
         let s = self.open()?;
         let shape = shape_arg(&shape)?;
@@ -379,11 +379,12 @@ impl JsSession {
 
     /// `tidy(fn)` or `tidy(name, fn)`: tensors created inside `fn` and not returned (a Tensor, or
     /// arrays/objects of them) are disposed when it returns. Nests. `fn` must not be async.
-    #[wasm_bindgen(unchecked_return_type = "unknown")]
+    // typed by the generic overloads in types.rs
+    #[wasm_bindgen(skip_typescript)]
     pub fn tidy(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string | (() => TidyResult)")] a: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "(() => TidyResult) | undefined")] b: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "(() => TidyResult)")] b: JsValue,
     ) -> JsResult<JsValue> {
         let s = self.open()?;
         let f = if a.is_function() { a } else { b };
@@ -408,7 +409,7 @@ impl JsSession {
     }
 
     /// Exempts `tensor` from every enclosing tidy scope; returns it.
-    #[wasm_bindgen(unchecked_return_type = "Tensor")]
+    #[wasm_bindgen(skip_typescript)]
     pub fn keep(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Tensor")] tensor: JsValue,
@@ -421,7 +422,7 @@ impl JsSession {
 
     /// As `tf.profile`: `{newBytes, newTensors, peakBytes, kernels, result}` for `fn` (which may be
     /// async).
-    #[wasm_bindgen(unchecked_return_type = "ProfileInfo")]
+    #[wasm_bindgen(skip_typescript)]
     pub async fn profile(
         &self,
         #[wasm_bindgen(unchecked_param_type = "() => unknown")] f: js_sys::Function,
@@ -446,7 +447,7 @@ impl JsSession {
     pub fn random_normal(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "RandomNormalOptions | undefined")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "RandomNormalOptions")] options: JsValue,
     ) -> JsResult<JsTensor> {
         let s = self.open()?;
         let o = RandomArg::parse(&options, &["mean", "stddev", "seed"])?;
@@ -466,7 +467,7 @@ impl JsSession {
     pub fn random_uniform(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "RandomUniformOptions | undefined")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "RandomUniformOptions")] options: JsValue,
     ) -> JsResult<JsTensor> {
         let s = self.open()?;
         let o = RandomArg::parse(&options, &["min", "max", "seed"])?;

@@ -146,7 +146,7 @@ impl JsTelemetry {
     #[wasm_bindgen(unchecked_return_type = "Diagnosis")]
     pub async fn watch(
         #[wasm_bindgen(unchecked_param_type = "(iteration: number) => unknown")] f: js_sys::Function,
-        #[wasm_bindgen(unchecked_param_type = "WatchOptions | undefined")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "WatchOptions")] options: JsValue,
     ) -> JsResult<JsValue> {
         let opts = WatchOptions {
             warmup: count(&options, "warmup", 5)?,
@@ -181,7 +181,7 @@ impl JsTelemetry {
     /// baseline/warm/steady snapshots.
     #[wasm_bindgen(unchecked_return_type = "MemoryReport")]
     pub fn report(
-        #[wasm_bindgen(unchecked_param_type = "ReportContext | undefined")] context: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ReportContext")] context: JsValue,
     ) -> JsResult<JsValue> {
         let mut ctx = json_of(&context)?;
         let diagnosis = match ctx.as_object_mut().and_then(|o| o.remove("diagnosis")) {

@@ -237,8 +237,8 @@ macro_rules! js_reduce {
             #[doc = concat!("`", stringify!($name), "` over `axes` (a number or array; all when absent).")]
             pub fn $name(
                 &self,
-                #[wasm_bindgen(unchecked_param_type = "Axes | undefined")] axes: JsValue,
-                #[wasm_bindgen(js_name = keepDims)] keep_dims: Option<bool>,
+                #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
+                #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: Option<bool>,
             ) -> JsResult<JsTensor> {
                 self.reduce(ReduceOp::$op, axes, keep_dims)
             }
@@ -276,7 +276,7 @@ impl JsTensor {
     /// Permutes axes (default reverses).
     pub fn transpose(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "number[] | undefined")] perm: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number[]")] perm: JsValue,
     ) -> JsResult<JsTensor> {
         let perm = if perm.is_undefined() || perm.is_null() {
             None

@@ -159,6 +159,9 @@ export interface Session {
   [Symbol.dispose](): void;
 }
 export interface Tensor { [Symbol.dispose](): void }
+declare const programNodeBrand: unique symbol;
+/** Branded, so a Tensor is not accepted where a program node is expected. */
+export interface ProgramNode { readonly [programNodeBrand]: true }
 export interface Executable { [Symbol.dispose](): void }
 export interface ExecutionState { [Symbol.dispose](): void }
 export type RunOutputs = Record<string, Tensor>;
