@@ -1,10 +1,26 @@
-// out[i] = f(a[ia], b[ib]) with NumPy broadcasting. The host prepends `alias T = ...;`,
-// `const SAME: bool = ...;` (true when both inputs have the output's shape) and `fn f(x: T, y: T) -> T`.
-// params: [len, rank, out_dims[rank], a_strides[rank], b_strides[rank]] (stride 0 on broadcast dims)
+// out[i] = f(a[index_a(i)], b[index_b(i)]) with NumPy broadcasting. The host prepends `alias T`,
+// `fn f(x: T, y: T) -> T`, and `fn index_a` / `fn index_b`, each one of: `i` (same shape as the
+// output), `0u` (a single element), `i % params[2|3]` (the side is the output's trailing dims, a row
+// repeated), or `strided(i, side)` (the general case, a loop over dimensions).
+// params: [len, rank, len_a, len_b, out_dims[rank], a_strides[rank], b_strides[rank]]
+// (stride 0 on broadcast dims)
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
 @group(0) @binding(2) var<storage, read> a: array<u32>;
 @group(0) @binding(3) var<storage, read> b: array<u32>;
+
+fn strided(i: u32, side: u32) -> u32 {
+    let rank = params[1];
+    var rem = i;
+    var idx = 0u;
+    for (var d = i32(rank) - 1; d >= 0; d = d - 1) {
+        let k = u32(d);
+        let dim = params[4u + k];
+        idx = idx + (rem % dim) * params[4u + rank * (1u + side) + k];
+        rem = rem / dim;
+    }
+    return idx;
+}
 
 @compute @workgroup_size(256)
 fn main(
@@ -16,21 +32,5 @@ fn main(
     if (i >= params[0]) {
         return;
     }
-    var ia = i;
-    var ib = i;
-    if (!SAME) {
-        let rank = params[1];
-        var rem = i;
-        ia = 0u;
-        ib = 0u;
-        for (var d = i32(rank) - 1; d >= 0; d = d - 1) {
-            let k = u32(d);
-            let dim = params[2u + k];
-            let c = rem % dim;
-            rem = rem / dim;
-            ia = ia + c * params[2u + rank + k];
-            ib = ib + c * params[2u + 2u * rank + k];
-        }
-    }
-    out[i] = bitcast<u32>(f(bitcast<T>(a[ia]), bitcast<T>(b[ib])));
+    out[i] = bitcast<u32>(f(bitcast<T>(a[index_a(i)]), bitcast<T>(b[index_b(i)])));
 }

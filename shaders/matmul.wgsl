@@ -1,15 +1,18 @@
-// Batched, tiled matrix product: out[b] = a[b] (M×K) · b[b] (K×N), 16×16 tiles in workgroup memory.
+// Batched, tiled matrix product: out[b] = a[b] (M×K) · b[b] (K×N). Each workgroup of 16×16 threads
+// computes a 64×64 output tile; each thread a 4×4 block held in registers, so every value loaded
+// into workgroup memory is used 4 times per thread (64 multiply-adds per 16 loads per k-step).
 // The host prepends `alias T = f32|i32|u32;`.
 // params: [M, K, N, batch_rank, out_batch_dims[r], a_batch_strides[r], b_batch_strides[r]]
-// (strides in elements; 0 where a side broadcasts). Workgroups: (ceil(N/16), ceil(M/16), batch).
+// (strides in elements; 0 where a side broadcasts). Workgroups: (ceil(N/64), ceil(M/64), batch).
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
 @group(0) @binding(2) var<storage, read> a: array<u32>;
 @group(0) @binding(3) var<storage, read> b: array<u32>;
 
-const TILE: u32 = 16u;
-var<workgroup> ta: array<array<T, 16>, 16>;
-var<workgroup> tb: array<array<T, 16>, 16>;
+const TILE: u32 = 64u;
+const TK: u32 = 16u;
+var<workgroup> ta: array<array<T, 16>, 64>; // [row][k]
+var<workgroup> tb: array<array<T, 64>, 16>; // [k][col]
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -17,7 +20,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     let kk = params[1];
     let n = params[2];
     let rank = params[3];
-    // batch offsets
     var rem = wid.z;
     var a_off = 0u;
     var b_off = 0u;
@@ -29,30 +31,58 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
         a_off = a_off + c * params[4u + rank + k];
         b_off = b_off + c * params[4u + 2u * rank + k];
     }
-    let row = wid.y * TILE + lid.y;
-    let col = wid.x * TILE + lid.x;
-    var acc = T(0);
-    let tiles = (kk + TILE - 1u) / TILE;
-    for (var t = 0u; t < tiles; t = t + 1u) {
-        let ak = t * TILE + lid.x;
-        let bk = t * TILE + lid.y;
-        if (row < m && ak < kk) {
-            ta[lid.y][lid.x] = bitcast<T>(a[a_off + row * kk + ak]);
-        } else {
-            ta[lid.y][lid.x] = T(0);
-        }
-        if (bk < kk && col < n) {
-            tb[lid.y][lid.x] = bitcast<T>(b[b_off + bk * n + col]);
-        } else {
-            tb[lid.y][lid.x] = T(0);
+    let tid = lid.y * 16u + lid.x;
+    let row_base = wid.y * TILE;
+    let col_base = wid.x * TILE;
+    var acc: array<array<T, 4>, 4>;
+    for (var t = 0u; t < kk; t = t + TK) {
+        for (var j = 0u; j < 4u; j = j + 1u) {
+            let e = tid + 256u * j;
+            // A tile: 64 rows × 16 k
+            let r = e / TK;
+            let c = e % TK;
+            let gr = row_base + r;
+            let gk = t + c;
+            if (gr < m && gk < kk) {
+                ta[r][c] = bitcast<T>(a[a_off + gr * kk + gk]);
+            } else {
+                ta[r][c] = T(0);
+            }
+            // B tile: 16 k × 64 cols
+            let kr = e / TILE;
+            let cc = e % TILE;
+            let bk = t + kr;
+            let gc = col_base + cc;
+            if (bk < kk && gc < n) {
+                tb[kr][cc] = bitcast<T>(b[b_off + bk * n + gc]);
+            } else {
+                tb[kr][cc] = T(0);
+            }
         }
         workgroupBarrier();
-        for (var k = 0u; k < TILE; k = k + 1u) {
-            acc = acc + ta[lid.y][k] * tb[k][lid.x];
+        for (var k = 0u; k < TK; k = k + 1u) {
+            var av: array<T, 4>;
+            var bv: array<T, 4>;
+            for (var i = 0u; i < 4u; i = i + 1u) {
+                av[i] = ta[lid.y * 4u + i][k];
+                bv[i] = tb[k][lid.x * 4u + i];
+            }
+            for (var i = 0u; i < 4u; i = i + 1u) {
+                for (var j = 0u; j < 4u; j = j + 1u) {
+                    acc[i][j] = acc[i][j] + av[i] * bv[j];
+                }
+            }
         }
         workgroupBarrier();
     }
-    if (row < m && col < n) {
-        out[wid.z * m * n + row * n + col] = bitcast<u32>(acc);
+    let out_off = wid.z * m * n;
+    for (var i = 0u; i < 4u; i = i + 1u) {
+        let r = row_base + lid.y * 4u + i;
+        for (var j = 0u; j < 4u; j = j + 1u) {
+            let c = col_base + lid.x * 4u + j;
+            if (r < m && c < n) {
+                out[out_off + r * n + c] = bitcast<u32>(acc[i][j]);
+            }
+        }
     }
 }

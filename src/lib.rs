@@ -6,8 +6,10 @@
 //! `js` (wasm32 only, no logic).
 //!
 //! ```
-//! use affon::{telemetry, DType, Session, SessionOptions};
+//! # #[cfg(target_arch = "wasm32")] fn main() {} // natively only: the browser is async
+//! # #[cfg(not(target_arch = "wasm32"))]
 //! # fn main() -> affon::Result<()> {
+//! use affon::{telemetry, DType, Session, SessionOptions};
 //! let session = Session::new(SessionOptions::default())?; // Vulkan/Metal/DX12 (lavapipe in CI)
 //! let x = session.tensor(&[1.0f32, 2.0, 3.0], &[3])?;
 //! let y = x.square()?;

@@ -267,10 +267,24 @@ impl JsSession {
         let s = self.open()?;
         let shape = shape_arg(&shape)?;
         let dtype = dtype_arg(dtype)?;
-        let data = data_arg(&data)?;
-        s.tensor_from_f64(&data, &shape, dtype)
-            .map(JsTensor::new)
-            .map_err(to_js)
+        // A TypedArray of the tensor's own element type is copied as is: one copy, no checks needed.
+        let direct = match dtype {
+            crate::DType::Float32 => data
+                .dyn_ref::<js_sys::Float32Array>()
+                .map(|a| s.tensor(&a.to_vec(), &shape)),
+            crate::DType::Int32 => data
+                .dyn_ref::<js_sys::Int32Array>()
+                .map(|a| s.tensor(&a.to_vec(), &shape)),
+            crate::DType::Uint32 => data
+                .dyn_ref::<js_sys::Uint32Array>()
+                .map(|a| s.tensor(&a.to_vec(), &shape)),
+            crate::DType::Bool => None,
+        };
+        let result = match direct {
+            Some(r) => r,
+            None => s.tensor_from_f64(&data_arg(&data)?, &shape, dtype),
+        };
+        result.map(JsTensor::new).map_err(to_js)
     }
 
     /// A tensor of zeros.

@@ -67,6 +67,23 @@ pub(super) fn unary(ctx: &Ctx, enc: &mut wgpu::CommandEncoder, op: UnaryOp, a: O
     );
 }
 
+/// How a binary kernel finds an operand's element for output index `i`.
+fn index_fn(name: &str, side: usize, operand: &[usize], out: &[usize]) -> String {
+    let n: usize = operand.iter().product();
+    let stripped: Vec<usize> = operand.iter().copied().skip_while(|&d| d == 1).collect();
+    let body = if operand == out {
+        "i".to_string()
+    } else if n == 1 {
+        "0u".to_string()
+    } else if out.ends_with(&stripped) {
+        // the operand is the output's trailing dims: a row repeated
+        format!("i % params[{}]", 2 + side)
+    } else {
+        format!("strided(i, {side}u)")
+    };
+    format!("fn {name}(i: u32) -> u32 {{ return {body}; }}\n")
+}
+
 pub(super) fn binary(
     ctx: &Ctx,
     enc: &mut wgpu::CommandEncoder,
@@ -76,15 +93,16 @@ pub(super) fn binary(
     out: Operand,
 ) {
     let t = wgsl_type(a.dtype);
-    let same = a.shape == out.shape && b.shape == out.shape;
     let sym = binary_symbol(op);
-    let key = format!("{op:?}:{t}:{same}");
+    let ia = index_fn("index_a", 0, a.shape, out.shape);
+    let ib = index_fn("index_b", 1, b.shape, out.shape);
+    let key = format!("{op:?}:{t}:{ia}{ib}");
     let p = ctx.cache.pipeline(ctx.device, "binary", &key, || {
-        format!("alias T = {t};\nconst SAME: bool = {same};\nfn f(x: T, y: T) -> T {{ return x {sym} y; }}\n{BINARY}")
+        format!("alias T = {t};\nfn f(x: T, y: T) -> T {{ return x {sym} y; }}\n{ia}{ib}{BINARY}")
     });
     let len = out.len();
     let rank = out.shape.len();
-    let mut params = vec![len as u32, rank as u32];
+    let mut params = vec![len as u32, rank as u32, a.len() as u32, b.len() as u32];
     params.extend(out.shape.iter().map(|&d| d as u32));
     for side in [a, b] {
         // align right; broadcast dims (size 1 or missing) get stride 0

@@ -4,7 +4,8 @@ use super::{dispatch, strides, wgsl_type, Ctx, Operand};
 use crate::error::{Error, Result};
 
 const MATMUL: &str = include_str!("../../shaders/matmul.wgsl");
-const TILE: usize = 16;
+/// Output rows and columns per workgroup (`shaders/matmul.wgsl`).
+const TILE: usize = 64;
 
 pub(super) fn matmul(
     ctx: &Ctx,

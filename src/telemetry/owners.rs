@@ -98,14 +98,21 @@ impl OwnerTable {
     /// Adds this table's groups into `into` (keyed by origin).
     pub(crate) fn group_into(&self, into: &mut BTreeMap<String, OwnerGroup>) {
         for o in self.live.lock().unwrap_or_else(|p| p.into_inner()).values() {
-            let g = into.entry(o.origin.to_string()).or_insert_with(|| OwnerGroup {
-                origin: o.origin.to_string(),
-                count: 0,
-                bytes: 0,
-                oldest_iteration: u64::MAX,
-                forgotten: 0,
-                stack: None,
-            });
+            // look up first: allocating the key for every storage is most of the cost
+            if !into.contains_key(&*o.origin) {
+                into.insert(
+                    o.origin.to_string(),
+                    OwnerGroup {
+                        origin: o.origin.to_string(),
+                        count: 0,
+                        bytes: 0,
+                        oldest_iteration: u64::MAX,
+                        forgotten: 0,
+                        stack: None,
+                    },
+                );
+            }
+            let g = into.get_mut(&*o.origin).expect("inserted above");
             g.count += 1;
             g.bytes += o.bytes;
             g.forgotten += o.forgotten as u64;
