@@ -1,0 +1,48 @@
+// affon vs TensorFlow.js 4.22 (WebGPU backend) in one headless Chromium page (www/bench/), on the
+// same WebGPU adapter (SwiftShader here). Prints the results as Markdown and writes
+// test-output/bench-browser.json.
+// Usage: scripts/build-pkg.sh && node scripts/bench-browser.mjs [--quick]
+// TF.js comes from www/bench/node_modules, installed here on first use (its own package.json).
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launch, open } from '../tests/browser/chromium.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const quick = process.argv.includes('--quick');
+const TIMEOUT_MS = 10 * 60_000;
+
+if (!fs.existsSync(path.join(root, 'pkg/affon.js'))) {
+  console.error('pkg/affon.js is missing: run scripts/build-pkg.sh first');
+  process.exit(2);
+}
+const tfDir = path.join(root, 'www/bench/node_modules/@tensorflow');
+if (!fs.existsSync(path.join(tfDir, 'tfjs-core/dist/tf-core.fesm.js'))
+    || !fs.existsSync(path.join(tfDir, 'tfjs-backend-webgpu/dist/tf-backend-webgpu.fesm.js'))) {
+  console.error('installing www/bench dependencies (TF.js 4.22)…');
+  execFileSync('npm', ['install', '--prefix', 'www/bench', '--no-audit', '--no-fund'], { cwd: root, stdio: ['ignore', process.stderr, 'inherit'] });
+}
+
+const env = await launch();
+let code = 0;
+try {
+  const { page, errors } = await open(env, `/www/bench/${quick ? '?quick=1' : ''}`);
+  page.on('console', (m) => { if (m.text().startsWith('[bench]')) console.error(m.text()); });
+  await page.waitForSelector('body[data-done]', { state: 'attached', timeout: TIMEOUT_MS });
+  const failed = await page.evaluate(() => window.benchError ?? null);
+  if (failed) throw new Error(`benchmark page failed: ${failed}`);
+  if (errors.length) throw new Error(`page errors: ${errors.map(String).join('; ')}`);
+  const results = await page.evaluate(() => window.benchResults);
+  fs.mkdirSync(path.join(root, 'test-output'), { recursive: true });
+  const out = path.join(root, 'test-output/bench-browser.json');
+  fs.writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(results.markdown);
+  console.error(`wrote ${path.relative(root, out)}`);
+} catch (e) {
+  console.error(e);
+  code = 1;
+} finally {
+  await env.close();
+}
+process.exit(code);
