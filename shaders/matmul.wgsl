@@ -34,7 +34,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     let tid = lid.y * 16u + lid.x;
     let row_base = wid.y * TILE;
     let col_base = wid.x * TILE;
-    var acc: array<array<T, 4>, 4>;
+    // four rows of four outputs in vector registers (no dynamically indexed private arrays:
+    // GPU compilers may spill those to memory)
+    var acc0 = vec4<T>();
+    var acc1 = vec4<T>();
+    var acc2 = vec4<T>();
+    var acc3 = vec4<T>();
+    let r0 = lid.y * 4u;
+    let c0 = lid.x * 4u;
     for (var t = 0u; t < kk; t = t + TK) {
         for (var j = 0u; j < 4u; j = j + 1u) {
             let e = tid + 256u * j;
@@ -61,28 +68,30 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
         }
         workgroupBarrier();
         for (var k = 0u; k < TK; k = k + 1u) {
-            var av: array<T, 4>;
-            var bv: array<T, 4>;
-            for (var i = 0u; i < 4u; i = i + 1u) {
-                av[i] = ta[lid.y * 4u + i][k];
-                bv[i] = tb[k][lid.x * 4u + i];
-            }
-            for (var i = 0u; i < 4u; i = i + 1u) {
-                for (var j = 0u; j < 4u; j = j + 1u) {
-                    acc[i][j] = acc[i][j] + av[i] * bv[j];
-                }
-            }
+            let bv = vec4<T>(tb[k][c0], tb[k][c0 + 1u], tb[k][c0 + 2u], tb[k][c0 + 3u]);
+            acc0 = acc0 + ta[r0][k] * bv;
+            acc1 = acc1 + ta[r0 + 1u][k] * bv;
+            acc2 = acc2 + ta[r0 + 2u][k] * bv;
+            acc3 = acc3 + ta[r0 + 3u][k] * bv;
         }
         workgroupBarrier();
     }
     let out_off = wid.z * m * n;
-    for (var i = 0u; i < 4u; i = i + 1u) {
-        let r = row_base + lid.y * 4u + i;
-        for (var j = 0u; j < 4u; j = j + 1u) {
-            let c = col_base + lid.x * 4u + j;
-            if (r < m && c < n) {
-                out[out_off + r * n + c] = bitcast<u32>(acc[i][j]);
-            }
-        }
+    let row = row_base + r0;
+    let col = col_base + c0;
+    write_row(out_off, row, col, m, n, acc0);
+    write_row(out_off, row + 1u, col, m, n, acc1);
+    write_row(out_off, row + 2u, col, m, n, acc2);
+    write_row(out_off, row + 3u, col, m, n, acc3);
+}
+
+fn write_row(out_base: u32, r: u32, c: u32, m: u32, n: u32, v: vec4<T>) {
+    if (r >= m) {
+        return;
     }
+    let base = out_base + r * n + c;
+    if (c < n) { out[base] = bitcast<u32>(v.x); }
+    if (c + 1u < n) { out[base + 1u] = bitcast<u32>(v.y); }
+    if (c + 2u < n) { out[base + 2u] = bitcast<u32>(v.z); }
+    if (c + 3u < n) { out[base + 3u] = bitcast<u32>(v.w); }
 }

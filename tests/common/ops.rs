@@ -962,7 +962,9 @@ async fn cast_cases(s: &Session, rng: &mut Rng) {
 }
 
 async fn matmul_cases(s: &Session, rng: &mut Rng) {
-    let cases: [(&[usize], &[usize]); 8] = [
+    // the first eight use the small kernel; the last three have at least 16 64×64 output tiles and
+    // use the large one (4×4 outputs per thread), with edges that are not multiples of 64 or 4
+    let cases: [(&[usize], &[usize]); 11] = [
         (&[17, 33], &[33, 5]),
         (&[1, 1], &[1, 1]),
         (&[2, 3, 17, 9], &[9, 4]),
@@ -971,6 +973,9 @@ async fn matmul_cases(s: &Session, rng: &mut Rng) {
         (&[16, 16], &[16, 16]),
         (&[33, 40], &[40, 18]),
         (&[1, 255], &[255, 3]),
+        (&[256, 64], &[64, 256]),
+        (&[301, 37], &[37, 259]),
+        (&[3, 130, 70], &[70, 150]),
     ];
     for (sa, sb) in cases {
         check_matmul(
