@@ -106,6 +106,7 @@ impl SessionShared {
             device: &self.gpu.device,
             cache: &self.kernels,
             ledger: &self.ledger,
+            cpu_adapter: self.gpu.identity.device_type == "cpu",
         }
     }
 

@@ -48,7 +48,9 @@ pub(super) fn matmul(
         }));
     }
     let t = wgsl_type(a.dtype);
-    let large = n.div_ceil(TILE) * m.div_ceil(TILE) * batch.max(1) >= MIN_LARGE_GROUPS;
+    // CPU adapters have a few cores, so only the tiniest products stay on the small kernel there
+    let min_groups = if ctx.cpu_adapter { 2 } else { MIN_LARGE_GROUPS };
+    let large = n.div_ceil(TILE) * m.div_ceil(TILE) * batch.max(1) >= min_groups;
     let (kernel, source, tile) = if large {
         ("matmul", MATMUL, TILE)
     } else {

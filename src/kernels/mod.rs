@@ -76,6 +76,9 @@ pub(crate) struct Ctx<'a> {
     pub device: &'a wgpu::Device,
     pub cache: &'a KernelCache,
     pub ledger: &'a Ledger,
+    /// The adapter runs on the CPU (lavapipe, SwiftShader): few cores, so occupancy never limits
+    /// and the kernels with the most work per thread win.
+    pub cpu_adapter: bool,
 }
 
 /// One tensor operand: its buffer, shape and dtype.

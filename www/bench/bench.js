@@ -262,16 +262,18 @@ async function main() {
   const perCall = async (fn, n) => { for (let i = 0; i < n; i++) fn(); };
   const keepA = [session.ones([64]), session.ones([128])]; const keepT = [tf.ones([64]), tf.ones([128])];
   const dN = QUICK ? 200 : 500;
-  const dm = await pair(() => perCall(() => telemetry.metrics(), dN), () => perCall(() => tf.memory(), 20 * dN), { warmup: 1 });
-  dm.affon.ms /= dN; dm.tfjs.ms /= 20 * dN;
-  dm.affon.samples = dm.affon.samples.map((x) => x / dN); dm.tfjs.samples = dm.tfjs.samples.map((x) => x / (20 * dN));
+  // tf.memory() takes nanoseconds: time enough calls that the (coarsened) clock resolves them
+  const tN = 400 * dN;
+  const dm = await pair(() => perCall(() => telemetry.metrics(), dN), () => perCall(() => tf.memory(), tN), { warmup: 1 });
+  dm.affon.ms /= dN; dm.tfjs.ms /= tN;
+  dm.affon.samples = dm.affon.samples.map((x) => x / dN); dm.tfjs.samples = dm.tfjs.samples.map((x) => x / tN);
   const records = telemetry.metrics().length;
   row('d1', 'one telemetry.metrics() vs one tf.memory()', dm,
-    { note: `per call, averaged over ${dN} (affon) / ${20 * dN} (TF.js) calls; metrics() returns ${records} records (process + per session), tf.memory() 5–6 fields` });
-  const ds = await pair(() => perCall(() => session.memory(), 20 * dN), () => perCall(() => tf.memory(), 20 * dN), { warmup: 1 });
-  ds.affon.ms /= 20 * dN; ds.tfjs.ms /= 20 * dN;
-  ds.affon.samples = ds.affon.samples.map((x) => x / (20 * dN)); ds.tfjs.samples = ds.tfjs.samples.map((x) => x / (20 * dN));
-  row('d2', 'one session.memory() vs one tf.memory()', ds, { note: `per call, averaged over ${20 * dN} calls; same TF.js-shaped summary` });
+    { note: `per call, averaged over ${dN} (affon) / ${tN} (TF.js) calls; metrics() returns ${records} records (process + per session), tf.memory() 5–6 fields` });
+  const ds = await pair(() => perCall(() => session.memory(), 20 * dN), () => perCall(() => tf.memory(), tN), { warmup: 1 });
+  ds.affon.ms /= 20 * dN; ds.tfjs.ms /= tN;
+  ds.affon.samples = ds.affon.samples.map((x) => x / (20 * dN)); ds.tfjs.samples = ds.tfjs.samples.map((x) => x / tN);
+  row('d2', 'one session.memory() vs one tf.memory()', ds, { note: `per call, averaged over ${20 * dN} (affon) / ${tN} (TF.js) calls; same TF.js-shaped summary` });
   keepA.forEach((t) => t.dispose()); keepT.forEach((t) => t.dispose());
 
   // --- e. growing shapes ----------------------------------------------------------------------
