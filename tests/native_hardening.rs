@@ -1,6 +1,9 @@
 //! Hardening natively: disposed objects, cross-session use, NaN/Infinity, device loss, threads, soak.
 #![cfg(not(target_arch = "wasm32"))]
 
+#[path = "shared/programs.rs"]
+mod programs;
+
 #[path = "shared/hardening.rs"]
 mod hardening;
 

@@ -3,6 +3,9 @@
 //! of every class called on a disposed object.
 #![cfg(target_arch = "wasm32")]
 
+#[path = "shared/programs.rs"]
+mod programs;
+
 #[path = "shared/hardening.rs"]
 mod hardening;
 

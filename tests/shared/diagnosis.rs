@@ -4,19 +4,9 @@
 #![allow(dead_code)]
 
 use affon::telemetry::{self, Verdict, WatchOptions};
-use affon::{DType, Program, Session, Tensor};
+use affon::{DType, Session, Tensor};
 
-fn running_mean() -> Program {
-    let mut p = Program::new("running_mean");
-    let x = p.input("x", DType::Float32, &[-1, 4]).unwrap();
-    let acc = p.state("acc", DType::Float32, &[4]).unwrap();
-    let s = p.sum(x, &[0], false).unwrap();
-    let next = p.add(acc, s).unwrap();
-    p.assign("acc", next).unwrap();
-    let y = p.relu(next).unwrap();
-    p.output("y", y).unwrap();
-    p
-}
+use crate::programs::running_mean;
 
 const OPTS: WatchOptions = WatchOptions {
     warmup: 10,

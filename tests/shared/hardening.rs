@@ -2,19 +2,9 @@
 //! NaN/Infinity, device loss, and a soak. Each failure is checked to change no counter.
 #![allow(dead_code)]
 
-use affon::{DType, Program, Session, Tensor};
+use affon::{DType, Session, Tensor};
 
-fn running_mean() -> Program {
-    let mut p = Program::new("running_mean");
-    let x = p.input("x", DType::Float32, &[-1, 4]).unwrap();
-    let acc = p.state("acc", DType::Float32, &[4]).unwrap();
-    let s = p.sum(x, &[0], false).unwrap();
-    let next = p.add(acc, s).unwrap();
-    p.assign("acc", next).unwrap();
-    let y = p.relu(next).unwrap();
-    p.output("y", y).unwrap();
-    p
-}
+use crate::programs::running_mean;
 
 fn code<T>(r: affon::Result<T>) -> &'static str {
     match r {
