@@ -298,15 +298,23 @@ pub fn metrics() -> Vec<MetricRecord> {
     for (name, v) in crate::platform::runtime_memory() {
         out.push(record("runtime.memory", name, Gauge, "bytes", v as f64));
     }
-    for g in live_tensors() {
+    let mut by_origin = BTreeMap::new();
+    for r in SESSIONS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        if let Some(o) = r.owners.upgrade() {
+            o.bytes_by_origin_into(&mut by_origin);
+        }
+    }
+    let mut by_origin: Vec<(String, u64)> = by_origin.into_iter().collect();
+    by_origin.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    for (origin, bytes) in by_origin {
         out.push(MetricRecord {
-            labels: Some(BTreeMap::from([("origin".to_string(), g.origin)])),
+            labels: Some(BTreeMap::from([("origin".to_string(), origin)])),
             ..record(
                 "compute.storage",
                 "live_bytes_by_origin",
                 Gauge,
                 "bytes",
-                g.bytes as f64,
+                bytes as f64,
             )
         });
     }

@@ -30,10 +30,11 @@ struct Owner {
     forgotten: bool,
 }
 
-/// The live storages of one session.
+/// The live storages of one session, and running totals per origin (so `metrics()` does not regroup
+/// every storage on each call).
 #[derive(Debug, Default)]
 pub(crate) struct OwnerTable {
-    live: Mutex<HashMap<u64, Owner>>,
+    live: Mutex<Live>,
     /// Handles collected by the JS garbage collector without `dispose()` (ever).
     forgotten_handles: AtomicU64,
 }
@@ -57,28 +58,83 @@ pub struct OwnerGroup {
     pub stack: Option<String>,
 }
 
+#[derive(Debug, Default)]
+struct Live {
+    owners: HashMap<u64, Owner>,
+    /// origin → (storages, bytes); entries removed when they reach zero. Keys are shared with the
+    /// owners, so a known origin costs no allocation.
+    totals: HashMap<Arc<str>, (u64, u64)>,
+    forgotten: (u64, u64),
+}
+
 impl OwnerTable {
+    fn live(&self) -> std::sync::MutexGuard<'_, Live> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     pub(crate) fn add(&self, id: u64, origin: &str, bytes: u64, stack: Option<String>) {
+        let mut l = self.live();
+        let key = match l.totals.get_key_value(origin) {
+            Some((k, _)) => k.clone(),
+            None => Arc::from(origin),
+        };
+        let t = l.totals.entry(key.clone()).or_default();
+        t.0 += 1;
+        t.1 += bytes;
         let o = Owner {
-            origin: origin.into(),
+            origin: key,
             bytes,
             iteration: current_iteration(),
             stack: stack.map(Into::into),
             forgotten: false,
         };
-        self.live.lock().unwrap_or_else(|p| p.into_inner()).insert(id, o);
+        l.owners.insert(id, o);
     }
 
     pub(crate) fn remove(&self, id: u64) {
-        self.live.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+        let mut l = self.live();
+        if let Some(o) = l.owners.remove(&id) {
+            if o.forgotten {
+                l.forgotten.0 -= 1;
+                l.forgotten.1 -= o.bytes;
+            }
+            if let Some(t) = l.totals.get_mut(&o.origin) {
+                t.0 -= 1;
+                t.1 -= o.bytes;
+                if t.0 == 0 {
+                    l.totals.remove(&o.origin);
+                }
+            }
+        }
+    }
+
+    /// Adds this table's live bytes per origin into `into`.
+    pub(crate) fn bytes_by_origin_into(&self, into: &mut BTreeMap<String, u64>) {
+        for (origin, (_, bytes)) in &self.live().totals {
+            match into.get_mut(&**origin) {
+                Some(b) => *b += bytes,
+                None => {
+                    into.insert(origin.to_string(), *bytes);
+                }
+            }
+        }
     }
 
     /// Marks a storage whose handle was collected without `dispose()`.
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // only JS handles are garbage-collected
     pub(crate) fn forget(&self, id: u64) {
         self.forgotten_handles.fetch_add(1, Ordering::Relaxed);
-        if let Some(o) = self.live.lock().unwrap_or_else(|p| p.into_inner()).get_mut(&id) {
-            o.forgotten = true;
+        let mut l = self.live();
+        let mut newly = None;
+        if let Some(o) = l.owners.get_mut(&id) {
+            if !o.forgotten {
+                o.forgotten = true;
+                newly = Some(o.bytes);
+            }
+        }
+        if let Some(b) = newly {
+            l.forgotten.0 += 1;
+            l.forgotten.1 += b;
         }
     }
 
@@ -89,15 +145,12 @@ impl OwnerTable {
 
     /// Forgotten storages still live: `(count, bytes)`.
     pub(crate) fn forgotten_live(&self) -> (u64, u64) {
-        let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
-        live.values()
-            .filter(|o| o.forgotten)
-            .fold((0, 0), |(c, b), o| (c + 1, b + o.bytes))
+        self.live().forgotten
     }
 
     /// Adds this table's groups into `into` (keyed by origin).
     pub(crate) fn group_into(&self, into: &mut BTreeMap<String, OwnerGroup>) {
-        for o in self.live.lock().unwrap_or_else(|p| p.into_inner()).values() {
+        for o in self.live().owners.values() {
             // look up first: allocating the key for every storage is most of the cost
             if !into.contains_key(&*o.origin) {
                 into.insert(
