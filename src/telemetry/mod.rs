@@ -95,7 +95,7 @@ pub(crate) fn register_session(
     info: &Arc<SessionInfo>,
     lost: Arc<std::sync::atomic::AtomicBool>,
 ) {
-    let mut s = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut s = registry();
     s.retain(|r| r.ledger.strong_count() > 0);
     s.push(Registered {
         label: info.label.clone(),
@@ -106,9 +106,18 @@ pub(crate) fn register_session(
     });
 }
 
+fn registry() -> std::sync::MutexGuard<'static, Vec<Registered>> {
+    SESSIONS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The owner tables of the live sessions.
+fn owner_tables() -> Vec<Arc<OwnerTable>> {
+    registry().iter().filter_map(|r| r.owners.upgrade()).collect()
+}
+
 /// Live sessions whose device has been lost.
 pub fn devices_lost() -> u64 {
-    let s = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
+    let s = registry();
     s.iter()
         .filter(|r| r.ledger.strong_count() > 0 && r.lost.load(std::sync::atomic::Ordering::SeqCst))
         .count() as u64
@@ -116,7 +125,7 @@ pub fn devices_lost() -> u64 {
 
 /// The live sessions' report information.
 pub fn sessions() -> Vec<SessionInfo> {
-    let s = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
+    let s = registry();
     s.iter()
         .filter_map(|r| r.info.upgrade())
         .map(|i| (*i).clone())
@@ -126,10 +135,8 @@ pub fn sessions() -> Vec<SessionInfo> {
 /// `telemetry.liveTensors()`: live storage of every session grouped by origin, largest first.
 pub fn live_tensors() -> Vec<OwnerGroup> {
     let mut groups = BTreeMap::new();
-    for r in SESSIONS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-        if let Some(o) = r.owners.upgrade() {
-            o.group_into(&mut groups);
-        }
+    for o in owner_tables() {
+        o.group_into(&mut groups);
     }
     owners::sorted(groups)
 }
@@ -137,13 +144,11 @@ pub fn live_tensors() -> Vec<OwnerGroup> {
 /// Handles collected without `dispose()`: `(ever detected, still-live storages, their bytes)`.
 pub fn forgotten() -> (u64, u64, u64) {
     let (mut ever, mut count, mut bytes) = (0, 0, 0);
-    for r in SESSIONS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-        if let Some(o) = r.owners.upgrade() {
-            let (c, b) = o.forgotten_live();
-            ever += o.forgotten_handles();
-            count += c;
-            bytes += b;
-        }
+    for o in owner_tables() {
+        let (c, b) = o.forgotten_live();
+        ever += o.forgotten_handles();
+        count += c;
+        bytes += b;
     }
     (ever, count, bytes)
 }
@@ -299,10 +304,8 @@ pub fn metrics() -> Vec<MetricRecord> {
         out.push(record("runtime.memory", name, Gauge, "bytes", v as f64));
     }
     let mut by_origin = BTreeMap::new();
-    for r in SESSIONS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-        if let Some(o) = r.owners.upgrade() {
-            o.bytes_by_origin_into(&mut by_origin);
-        }
+    for o in owner_tables() {
+        o.bytes_by_origin_into(&mut by_origin);
     }
     let mut by_origin: Vec<(String, u64)> = by_origin.into_iter().collect();
     by_origin.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
@@ -318,7 +321,7 @@ pub fn metrics() -> Vec<MetricRecord> {
             )
         });
     }
-    let sessions = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
+    let sessions = registry();
     for r in sessions.iter() {
         if let Some(l) = r.ledger.upgrade() {
             let labels = BTreeMap::from([("session".to_string(), r.label.clone())]);
@@ -331,7 +334,7 @@ pub fn metrics() -> Vec<MetricRecord> {
 /// Resets every peak gauge (process-wide and per session) to its current value.
 pub fn reset_peak() {
     PROCESS.reset_peak();
-    for r in SESSIONS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+    for r in registry().iter() {
         if let Some(l) = r.ledger.upgrade() {
             l.reset_peak();
         }
