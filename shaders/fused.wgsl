@@ -14,7 +14,7 @@ fn main(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let i = (wid.y * groups.x + wid.x) * 256u + lid;
+    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;
     if (i >= params[0]) {
         return;
     }

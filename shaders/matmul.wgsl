@@ -2,7 +2,7 @@
 // computes a 64×64 output tile; each thread a 4×4 block held in registers, so every value loaded
 // into workgroup memory is used 4 times per thread (64 multiply-adds per 16 loads per k-step).
 // The host prepends `alias T = f32|i32|u32;`.
-// params: [M, K, N, batch_rank, out_batch_dims[r], a_batch_strides[r], b_batch_strides[r]]
+// params: [M, K, N, batch_rank, group offsets x, y, z, out_batch_dims[r], a_batch_strides[r], b_batch_strides[r]]
 // (strides in elements; 0 where a side broadcasts). Workgroups: (ceil(N/64), ceil(M/64), batch).
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
@@ -15,21 +15,23 @@ var<workgroup> ta: array<array<T, 16>, 64>; // [row][k]
 var<workgroup> tb: array<array<T, 64>, 16>; // [k][col]
 
 @compute @workgroup_size(16, 16)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+fn main(@builtin(workgroup_id) wid0: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let m = params[0];
     let kk = params[1];
     let n = params[2];
     let rank = params[3];
+    // a grid larger than 65535 workgroups per dimension is recorded as several dispatches
+    let wid = wid0 + vec3<u32>(params[4], params[5], params[6]);
     var rem = wid.z;
     var a_off = 0u;
     var b_off = 0u;
     for (var d = i32(rank) - 1; d >= 0; d = d - 1) {
         let k = u32(d);
-        let dim = params[4u + k];
+        let dim = params[7u + k];
         let c = rem % dim;
         rem = rem / dim;
-        a_off = a_off + c * params[4u + rank + k];
-        b_off = b_off + c * params[4u + 2u * rank + k];
+        a_off = a_off + c * params[7u + rank + k];
+        b_off = b_off + c * params[7u + 2u * rank + k];
     }
     let tid = lid.y * 16u + lid.x;
     let row_base = wid.y * TILE;

@@ -1,7 +1,7 @@
 // Batched matrix product for small outputs: one output per thread, 16×16 tiles in workgroup memory.
 // More workgroups than `matmul.wgsl` for the same output, so small products keep the device busy.
 // The host prepends `alias T = f32|i32|u32;`.
-// params: [M, K, N, batch_rank, out_batch_dims[r], a_batch_strides[r], b_batch_strides[r]]
+// params: [M, K, N, batch_rank, group offsets x, y, z, out_batch_dims[r], a_batch_strides[r], b_batch_strides[r]]
 // (strides in elements; 0 where a side broadcasts). Workgroups: (ceil(N/16), ceil(M/16), batch).
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
@@ -13,22 +13,24 @@ var<workgroup> ta: array<array<T, 16>, 16>;
 var<workgroup> tb: array<array<T, 16>, 16>;
 
 @compute @workgroup_size(16, 16)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+fn main(@builtin(workgroup_id) wid0: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let m = params[0];
     let kk = params[1];
     let n = params[2];
     let rank = params[3];
+    // a grid larger than 65535 workgroups per dimension is recorded as several dispatches
+    let wid = wid0 + vec3<u32>(params[4], params[5], params[6]);
     // batch offsets
     var rem = wid.z;
     var a_off = 0u;
     var b_off = 0u;
     for (var d = i32(rank) - 1; d >= 0; d = d - 1) {
         let k = u32(d);
-        let dim = params[4u + k];
+        let dim = params[7u + k];
         let c = rem % dim;
         rem = rem / dim;
-        a_off = a_off + c * params[4u + rank + k];
-        b_off = b_off + c * params[4u + 2u * rank + k];
+        a_off = a_off + c * params[7u + rank + k];
+        b_off = b_off + c * params[7u + 2u * rank + k];
     }
     let row = wid.y * TILE + lid.y;
     let col = wid.x * TILE + lid.x;

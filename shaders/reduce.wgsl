@@ -15,7 +15,7 @@ fn main(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let o = wid.y * groups.x + wid.x;
+    let o = (wid.z * groups.y + wid.y) * groups.x + wid.x;
     let out_len = params[0];
     let count = params[1];
     let kr = params[2];

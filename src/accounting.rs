@@ -59,6 +59,12 @@ pub struct ExecCounters {
     pub compiles: AtomicU64,
     /// Specialisations currently cached by live Executables.
     pub executable_cache_entries: AtomicU64,
+    /// Specialisations evicted from a full cache (least recently used first).
+    pub executable_cache_evictions: AtomicU64,
+    /// Compute pipelines currently cached by live sessions.
+    pub pipeline_cache_entries: AtomicU64,
+    /// Pipelines evicted from a full pipeline cache (least recently used first).
+    pub pipeline_cache_evictions: AtomicU64,
     /// Bytes written from the host to the device (tensor data, constants, state init).
     pub upload_bytes: AtomicU64,
     /// Bytes read back from the device (`to_array`, `item`, `ExecutionState` reads).
@@ -86,6 +92,9 @@ impl ExecCounters {
             dispatches: AtomicU64::new(0),
             compiles: AtomicU64::new(0),
             executable_cache_entries: AtomicU64::new(0),
+            executable_cache_evictions: AtomicU64::new(0),
+            pipeline_cache_entries: AtomicU64::new(0),
+            pipeline_cache_evictions: AtomicU64::new(0),
             upload_bytes: AtomicU64::new(0),
             download_bytes: AtomicU64::new(0),
             transfers: AtomicU64::new(0),
@@ -111,6 +120,12 @@ pub(crate) enum Exec {
     Download(u64),
     /// Cache entries added (+) or removed (−).
     CacheEntries(i64),
+    /// A specialisation evicted to make room for another.
+    CacheEviction,
+    /// Pipelines added (+) or removed (−).
+    Pipelines(i64),
+    /// A pipeline evicted to make room for another.
+    PipelineEviction,
     /// A `run()` that took this many microseconds.
     RunTime(u64),
 }
@@ -140,6 +155,9 @@ pub struct LedgerSnapshot {
     pub dispatches: u64,
     pub compiles: u64,
     pub executable_cache_entries: u64,
+    pub executable_cache_evictions: u64,
+    pub pipeline_cache_entries: u64,
+    pub pipeline_cache_evictions: u64,
     pub upload_bytes: u64,
     pub download_bytes: u64,
     pub transfers: u64,
@@ -269,6 +287,9 @@ impl Ledger {
                 x.download_bytes.fetch_add(b, Relaxed)
             }
             Exec::CacheEntries(d) => add_signed(&x.executable_cache_entries, d),
+            Exec::CacheEviction => x.executable_cache_evictions.fetch_add(1, Relaxed),
+            Exec::Pipelines(d) => add_signed(&x.pipeline_cache_entries, d),
+            Exec::PipelineEviction => x.pipeline_cache_evictions.fetch_add(1, Relaxed),
             Exec::RunTime(us) => {
                 x.run_time_sum_us.fetch_add(us, Relaxed);
                 x.run_time_min_us.fetch_min(us, Relaxed);
@@ -308,6 +329,9 @@ impl Ledger {
             dispatches: self.exec.dispatches.load(Relaxed),
             compiles: self.exec.compiles.load(Relaxed),
             executable_cache_entries: self.exec.executable_cache_entries.load(Relaxed),
+            executable_cache_evictions: self.exec.executable_cache_evictions.load(Relaxed),
+            pipeline_cache_entries: self.exec.pipeline_cache_entries.load(Relaxed),
+            pipeline_cache_evictions: self.exec.pipeline_cache_evictions.load(Relaxed),
             upload_bytes: self.exec.upload_bytes.load(Relaxed),
             download_bytes: self.exec.download_bytes.load(Relaxed),
             transfers: self.exec.transfers.load(Relaxed),

@@ -133,8 +133,15 @@ impl Gpu {
         self.last_error.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
-    /// Copies the first `bytes` of `buffer` to the host. Synchronises with all queued work.
-    pub async fn read(&self, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u32>> {
+    /// Calls `f` with the first `bytes` of `buffer`, mapped on the host (natively the view derefs to
+    /// the bytes; in the browser `as_uint8array()` is the mapped JS memory, so copying it into a
+    /// TypedArray is the only host copy). Synchronises with all queued work.
+    pub async fn read_with<R>(
+        &self,
+        buffer: &wgpu::Buffer,
+        bytes: u64,
+        f: impl FnOnce(&wgpu::BufferView) -> R,
+    ) -> Result<R> {
         self.check()?;
         let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("affon readback"),
@@ -166,7 +173,7 @@ impl Gpu {
                 .slice(..)
                 .get_mapped_range()
                 .map_err(|e| Error::DeviceLost(format!("readback failed: {e}")))?;
-            bytemuck::cast_slice::<u8, u32>(&view).to_vec()
+            f(&view)
         };
         staging.unmap();
         staging.destroy();
@@ -209,19 +216,9 @@ impl Storage for DeviceStorage {
     type Buffer = wgpu::Buffer;
 
     fn alloc(&mut self, size: u64) -> Result<wgpu::Buffer> {
-        if size > self.max_buffer_size {
-            return Err(Error::OutOfMemory {
-                requested: size,
-                live_bytes: 0,
-                pool_bytes: 0,
-                bound: 0,
-                detail: format!(
-                    "; it never fits: the device's largest storage buffer is {} bytes",
-                    self.max_buffer_size
-                ),
-                forensics: None,
-            });
-        }
+        // The pool checked `max_buffer_size` before calling; a larger request here is a bug, and
+        // wgpu would only report it asynchronously.
+        debug_assert!(size <= self.max_buffer_size);
         Ok(self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("affon storage"),
             size,
@@ -232,5 +229,9 @@ impl Storage for DeviceStorage {
 
     fn dealloc(&mut self, buffer: wgpu::Buffer) {
         buffer.destroy();
+    }
+
+    fn max_buffer_size(&self) -> u64 {
+        self.max_buffer_size
     }
 }

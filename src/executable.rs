@@ -29,9 +29,13 @@ pub(crate) struct ExecutableShared {
     pub(crate) session: Shared<SessionShared>,
     pub(crate) program: Program,
     constants: Mutex<HashMap<NodeId, Tensor>>,
-    plans: Mutex<HashMap<Vec<Vec<usize>>, Shared<Plan>>>,
+    plans: Mutex<lru::LruCache<Vec<Vec<usize>>, Shared<Plan>>>,
     disposed: AtomicBool,
 }
+
+/// Specialisations an executable keeps (least recently used evicted first, counted in
+/// `compute.execution/executable_cache_evictions`): a model fed many shapes stays bounded.
+pub const MAX_SPECIALISATIONS: usize = 64;
 
 /// A compiled program. Runs return tensors owned by the session.
 pub struct Executable {
@@ -39,35 +43,49 @@ pub struct Executable {
 }
 
 impl Executable {
-    /// Validates and compiles `program` for `session` (uploads its constants).
+    /// Validates and compiles `program` for `session` (uploads its constants). All or nothing:
+    /// the constants' values and their room in the pool are checked before the first is made.
     pub(crate) fn compile(session: &Shared<SessionShared>, program: &Program) -> Result<Executable> {
         session.check_open()?;
         program.validate()?;
-        let _submission = session.submission();
-        let mut constants = HashMap::new();
+        let mut uploads = Vec::new();
         for (i, node) in program.nodes().iter().enumerate() {
             if let Node::Constant { data, shape, dtype } = node {
-                let origin = format!("constant of program '{}'", program.name());
-                let t = Tensor::allocate_untracked(session, shape.clone(), *dtype, origin)?;
-                let words = data
-                    .iter()
-                    .map(|&v| dtype.word_from_f64(v))
-                    .collect::<Result<Vec<u32>>>()?;
-                session
-                    .gpu
-                    .queue
-                    .write_buffer(t.buffer()?, 0, bytemuck::cast_slice(&words));
-                session.ledger.count(Exec::Upload(t.byte_length()));
-                constants.insert(i, t);
+                let words = crate::session::host_vec(data.len() as u64, |_| 0u32)?;
+                uploads.push((i, shape, *dtype, data, words));
             }
         }
+        for (_, _, dtype, data, words) in &mut uploads {
+            for (w, &v) in words.iter_mut().zip(data.iter()) {
+                *w = dtype.word_from_f64(v)?;
+            }
+        }
+        let _submission = session.submission();
+        let sizes = uploads
+            .iter()
+            .map(|(_, shape, ..)| crate::shape::byte_length(shape))
+            .collect::<Result<Vec<u64>>>()?;
+        session.admit(&sizes)?;
+        let mut constants = HashMap::new();
+        for (i, shape, dtype, _, words) in uploads {
+            let origin = format!("constant of program '{}'", program.name());
+            let t = Tensor::allocate_untracked(session, shape.clone(), dtype, origin)?;
+            session
+                .gpu
+                .queue
+                .write_buffer(t.buffer()?, 0, bytemuck::cast_slice(&words));
+            session.ledger.count(Exec::Upload(t.byte_length()));
+            constants.insert(i, t);
+        }
+        let capacity =
+            std::num::NonZeroUsize::new(MAX_SPECIALISATIONS).unwrap_or(std::num::NonZeroUsize::MIN);
         Ok(Executable {
             inner: Shared::new(ExecutableShared {
                 id: NEXT_EXECUTABLE.fetch_add(1, Ordering::Relaxed),
                 session: session.clone(),
                 program: program.clone(),
                 constants: Mutex::new(constants),
-                plans: Mutex::new(HashMap::new()),
+                plans: Mutex::new(lru::LruCache::new(capacity)),
                 disposed: AtomicBool::new(false),
             }),
         })
@@ -88,21 +106,24 @@ impl Executable {
         self.inner.plans.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
-    /// Records the constants as forgotten (the handle was collected without `dispose()`); returns
-    /// whether the session releases such storage (then the caller drops the executable).
-    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // only JS handles are collected
-    pub(crate) fn mark_forgotten(&self) -> bool {
-        let s = &self.inner.session;
-        for t in self
-            .inner
-            .constants
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .values()
-        {
-            s.owners.forget(t.id());
+    /// Bytes of the constants it holds (until disposed).
+    pub fn constant_bytes(&self) -> u64 {
+        let c = self.inner.constants.lock().unwrap_or_else(|p| p.into_inner());
+        c.values().map(|t| t.byte_length()).sum()
+    }
+
+    /// As [`Tensor::forget`]: the handle was collected without `dispose()`; its constants and
+    /// cached specialisations stay until `releaseForgotten()` or the session's `dispose()`.
+    pub fn forget(self) {
+        if self.is_disposed() {
+            return;
         }
-        s.info.release_on_collect
+        let ids: Vec<u64> = {
+            let c = self.inner.constants.lock().unwrap_or_else(|p| p.into_inner());
+            c.values().map(|t| t.id()).collect()
+        };
+        let s = self.inner.session.clone();
+        s.forget(&ids, crate::forgotten::Forgotten::Executable(self));
     }
 
     /// Whether `dispose()` has been called.
@@ -128,7 +149,9 @@ impl Executable {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
-        let n = std::mem::take(&mut *self.inner.plans.lock().unwrap_or_else(|p| p.into_inner())).len();
+        let mut plans = self.inner.plans.lock().unwrap_or_else(|p| p.into_inner());
+        let n = plans.len();
+        plans.clear();
         self.inner.session.ledger.count(Exec::CacheEntries(-(n as i64)));
     }
 
@@ -138,18 +161,35 @@ impl Executable {
         ExecutionState::create(&self.inner, init)
     }
 
-    /// The specialisation for these input shapes, compiling it on first use.
-    fn plan(&self, inputs: Vec<Vec<usize>>) -> Result<Shared<Plan>> {
-        let mut plans = self.inner.plans.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(p) = plans.get(&inputs) {
-            return Ok(p.clone());
+    /// The specialisation for these input shapes: cached, or computed (not yet cached: see
+    /// [`Executable::remember`]) with `false`.
+    fn plan(&self, inputs: &[Vec<usize>]) -> Result<(Shared<Plan>, bool)> {
+        if let Some(p) = self
+            .inner
+            .plans
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(inputs)
+        {
+            return Ok((p.clone(), true));
         }
-        let plan = Shared::new(specialise(&self.inner.program, &inputs)?);
-        plans.insert(inputs, plan.clone());
+        Ok((Shared::new(specialise(&self.inner.program, inputs)?), false))
+    }
+
+    /// Caches a specialisation after its first successful use, evicting the least recently used
+    /// beyond [`MAX_SPECIALISATIONS`]; counts the compile.
+    fn remember(&self, inputs: Vec<Vec<usize>>, plan: Shared<Plan>) {
+        let mut plans = self.inner.plans.lock().unwrap_or_else(|p| p.into_inner());
+        // checked under the lock: `dispose` sets the flag before it takes the lock to clear
+        if self.is_disposed() || plans.contains(&inputs) {
+            return; // disposed meanwhile, or another thread's run of the same shapes cached it first
+        }
         let ledger = &self.inner.session.ledger;
         ledger.count(Exec::Compile);
-        ledger.count(Exec::CacheEntries(1));
-        Ok(plan)
+        match plans.push(inputs, plan) {
+            Some(_) => ledger.count(Exec::CacheEviction),
+            None => ledger.count(Exec::CacheEntries(1)),
+        }
     }
 
     /// What a run with these input shapes holds (only dynamic inputs need a shape).
@@ -163,7 +203,7 @@ impl Executable {
             }
         }
         let inputs = concrete_inputs(&self.inner.program, &|n| input_shapes.get(n).cloned())?;
-        Ok(self.plan(inputs)?.memory)
+        Ok(self.plan(&inputs)?.0.memory)
     }
 
     /// Runs the program. `inputs` are `(name, tensor)`; `state` is required when the program has
@@ -237,10 +277,12 @@ impl Executable {
             }
             (false, None) => None,
         };
-        let plan = self.plan(concrete_inputs(p, &|n| {
-            by_name.get(n).map(|t| t.shape().to_vec())
-        })?)?;
+        let shapes = concrete_inputs(p, &|n| by_name.get(n).map(|t| t.shape().to_vec()))?;
+        let (plan, cached) = self.plan(&shapes)?;
         let outputs = self.execute(&plan, &by_name, state)?;
+        if !cached {
+            self.remember(shapes, plan);
+        }
         s.ledger.count(Exec::Execution);
         s.ledger.count(Exec::RunTime(
             ((crate::platform::now_ms() - start) * 1000.0).max(0.0) as u64,
@@ -259,7 +301,16 @@ impl Executable {
         let p = &ex.program;
         let nodes = p.nodes();
         let _submission = s.submission();
+        // Held for the whole run: `dispose()` on another thread waits for it, then finds it done.
         let constants = ex.constants.lock().unwrap_or_else(|p| p.into_inner());
+        self.check_live()?;
+        // Reserve: the run's peak, rounded as the pool rounds, must fit now; nothing is acquired
+        // (or evicted, or counted) before this holds, and every acquisition after it succeeds.
+        let (peak, largest) = {
+            let pool = s.pool();
+            plan.peak_with(&|b| pool.rounded(b))
+        };
+        s.admit_rounded(peak, largest)?;
         let ctx = s.ctx();
         let mut enc = s.gpu.device.create_command_encoder(&Default::default());
         // Storage made by this run, by node: outputs (kept) and intermediates (released at last use).
@@ -271,13 +322,18 @@ impl Executable {
                 .find(|(_, n)| *n == i)
                 .map(|(name, _)| name.clone())
         };
+        let missing = |what: &str| Error::InvalidProgram(format!("run of '{}': no {what}", p.name()));
         let external = |i: NodeId| -> Result<&Tensor> {
-            Ok(match &nodes[i] {
-                Node::Input { name, .. } => inputs[name.as_str()],
-                Node::State { name, .. } => state.expect("checked").slot(name),
-                Node::Constant { .. } => &constants[&i],
-                Node::Op { .. } => unreachable!("op nodes are made by the run"),
-            })
+            match &nodes[i] {
+                Node::Input { name, .. } => {
+                    inputs.get(name.as_str()).copied().ok_or_else(|| missing("input"))
+                }
+                Node::State { name, .. } => {
+                    state.and_then(|st| st.slot(name)).ok_or_else(|| missing("state"))
+                }
+                Node::Constant { .. } => constants.get(&i).ok_or_else(|| missing("constant")),
+                Node::Op { .. } => Err(missing("buffer for an op node")),
+            }
         };
         for (i, node) in nodes.iter().enumerate() {
             let Node::Op { op, .. } = node else { continue };
@@ -318,7 +374,7 @@ impl Executable {
         }
         // Outputs: op results move out; anything else (an input, a state, a constant, or an op
         // named twice) is copied — a fixup.
-        let mut outputs = Vec::with_capacity(p.outputs().len());
+        let mut outputs: Vec<(String, Tensor, NodeId)> = Vec::with_capacity(p.outputs().len());
         let mut fixups = 0;
         for (name, n) in p.outputs() {
             let t = match made[*n].take() {
@@ -329,7 +385,7 @@ impl Executable {
                             .iter()
                             .find(|(_, _, id)| id == n)
                             .map(|(_, t, _)| t)
-                            .expect("moved earlier"),
+                            .ok_or_else(|| missing("earlier output"))?,
                         _ => external(*n)?,
                     };
                     let origin = format!("program '{}' output '{name}'", p.name());
@@ -341,29 +397,50 @@ impl Executable {
             };
             outputs.push((name.clone(), t, *n));
         }
-        // Assignments: copy each new value into its slot after every read of the old one.
-        for (slot, n) in p.assigns() {
-            let dst = state.expect("validated").slot(slot);
-            let src = match &made[*n] {
+        // Assignments read their sources as of the start of the run: a source slot that another
+        // assignment overwrites is copied aside first (a swap or a rotation of states works).
+        let source = |n: NodeId| -> Result<&Tensor> {
+            match (&made[n], &nodes[n]) {
+                (Some(t), _) => Ok(t),
+                (None, Node::Op { .. }) => outputs
+                    .iter()
+                    .find(|(_, _, id)| *id == n)
+                    .map(|(_, t, _)| t)
+                    .ok_or_else(|| missing("assigned value")),
+                _ => external(n),
+            }
+        };
+        let mut staged: Vec<Option<Tensor>> = Vec::with_capacity(p.assigns().len());
+        for ((slot, n), &stage) in p.assigns().iter().zip(&plan.staged) {
+            staged.push(if stage {
+                let src = source(*n)?;
+                let origin = format!("old value of state '{slot}' in a run of program '{}'", p.name());
+                let tmp = Tensor::allocate_untracked(s, plan.shapes[*n].clone(), src.dtype(), origin)?;
+                enc.copy_buffer_to_buffer(src.buffer()?, 0, tmp.buffer()?, 0, tmp.byte_length());
+                fixups += 1;
+                Some(tmp)
+            } else {
+                None
+            });
+        }
+        for ((slot, n), tmp) in p.assigns().iter().zip(&staged) {
+            let dst = state
+                .and_then(|st| st.slot(slot))
+                .ok_or_else(|| missing("state slot"))?;
+            let src = match tmp {
                 Some(t) => t,
-                None => match &nodes[*n] {
-                    Node::Op { .. } => outputs
-                        .iter()
-                        .find(|(_, _, id)| id == n)
-                        .map(|(_, t, _)| t)
-                        .expect("an output"),
-                    _ => external(*n)?,
-                },
+                None => source(*n)?,
             };
             if src.buffer()? != dst.buffer()? {
                 enc.copy_buffer_to_buffer(src.buffer()?, 0, dst.buffer()?, 0, dst.byte_length());
                 fixups += 1;
             }
         }
-        s.gpu.queue.submit([enc.finish()]);
+        ctx.submit(&s.gpu.queue, enc);
         for _ in 0..fixups {
             s.ledger.count(Exec::Fixup);
         }
+        drop(staged);
         drop(made);
         let outputs: Vec<(String, Tensor)> = outputs.into_iter().map(|(n, t, _)| (n, t)).collect();
         for (_, t) in &outputs {

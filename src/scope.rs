@@ -16,8 +16,36 @@ use crate::tensor::{Tensor, TensorCore};
 /// The stack of open scopes of one session.
 #[derive(Default)]
 pub(crate) struct Scopes {
-    stack: Mutex<Vec<Vec<WeakShared<TensorCore>>>>,
+    stack: Mutex<Vec<Scope>>,
     profile: Mutex<Option<ProfileRun>>,
+}
+
+/// One open scope: the tensors created in it. Entries of tensors that were disposed or dropped are
+/// compacted away whenever the list doubles, so a long `tidy` holds host memory only for the
+/// tensors still live in it (amortised O(1) per tensor).
+#[derive(Default)]
+struct Scope {
+    tracked: Vec<WeakShared<TensorCore>>,
+    compact_at: usize,
+}
+
+impl Scope {
+    const MIN_COMPACT: usize = 64;
+
+    fn push(&mut self, t: WeakShared<TensorCore>) {
+        self.tracked.push(t);
+        if self.tracked.len() >= self.compact_at.max(Self::MIN_COMPACT) {
+            self.tracked
+                .retain(|w| w.upgrade().is_some_and(|t| !t.is_disposed()));
+            self.tracked.shrink_to(self.tracked.len() * 2);
+            self.compact_at = self.tracked.len() * 2;
+        }
+    }
+
+    /// Entries held (live or not yet compacted).
+    fn len(&self) -> usize {
+        self.tracked.len()
+    }
 }
 
 /// One kernel (eager op) observed while profiling.
@@ -69,12 +97,18 @@ impl Scopes {
         }
     }
 
+    /// Entries the innermost scope holds (for tests of its compaction).
+    pub(crate) fn innermost_len(&self) -> usize {
+        let s = self.stack.lock().unwrap_or_else(|p| p.into_inner());
+        s.last().map_or(0, Scope::len)
+    }
+
     /// Opens a scope.
     pub(crate) fn begin(&self) {
         self.stack
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push(Vec::new());
+            .push(Scope::default());
     }
 
     /// Closes the innermost scope, disposing what it tracked except `returned` ids and kept tensors.
@@ -82,7 +116,7 @@ impl Scopes {
         let (scope, has_parent) = {
             let mut s = self.stack.lock().unwrap_or_else(|p| p.into_inner());
             let scope = s.pop().unwrap_or_default();
-            (scope, !s.is_empty())
+            (scope.tracked, !s.is_empty())
         };
         let mut survivors = Vec::new();
         for weak in scope {
@@ -99,7 +133,9 @@ impl Scopes {
         if has_parent {
             let mut s = self.stack.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(top) = s.last_mut() {
-                top.extend(survivors);
+                for w in survivors {
+                    top.push(w);
+                }
             }
         }
     }

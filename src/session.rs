@@ -9,6 +9,7 @@ use crate::accounting::{Exec, Ledger, LedgerSnapshot};
 use crate::device::{AdapterIdentity, DeviceStorage, Gpu};
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
+use crate::forgotten::{Forgotten, ForgottenStore};
 use crate::kernels::{Ctx, KernelCache};
 use crate::platform::Shared;
 use crate::pool::{Lease, Pool, PoolConfig, PoolOptions, PoolUsage};
@@ -69,6 +70,8 @@ pub(crate) struct SessionShared {
     pub(crate) capture_stacks: bool,
     pub(crate) owners: Arc<OwnerTable>,
     pub(crate) info: Arc<crate::telemetry::SessionInfo>,
+    /// Objects whose JS handle was collected without `dispose()` (see `forgotten.rs`).
+    pub(crate) forgotten: Arc<ForgottenStore>,
 }
 
 impl SessionShared {
@@ -107,6 +110,19 @@ impl SessionShared {
             cache: &self.kernels,
             ledger: &self.ledger,
             cpu_adapter: self.gpu.identity.device_type == "cpu",
+            recorded: Default::default(),
+        }
+    }
+
+    /// A handle of this session was collected without `dispose()`: its storage is marked forgotten
+    /// and kept (accounted) until `releaseForgotten()` or the session's `dispose()`, or released
+    /// now when the session was created with `releaseOnCollect`.
+    pub(crate) fn forget(&self, ids: &[u64], f: Forgotten) {
+        for &id in ids {
+            self.owners.forget(id);
+        }
+        if !self.info.release_on_collect {
+            self.forgotten.keep(f);
         }
     }
 
@@ -121,48 +137,90 @@ impl SessionShared {
     /// Takes storage from the pool and records its owner; on `OUT_OF_MEMORY` the error carries the
     /// largest owners and the pool state.
     pub(crate) fn acquire(&self, id: u64, bytes: u64, origin: &str) -> Result<Lease<wgpu::Buffer>> {
-        let result = self.pool().acquire(bytes);
-        match result {
-            Ok(lease) => {
-                let stack = if self.capture_stacks {
-                    crate::platform::capture_stack()
-                } else {
-                    None
-                };
-                self.owners.add(id, origin, bytes, stack);
-                Ok(lease)
-            }
-            Err(Error::OutOfMemory {
-                requested,
-                live_bytes,
-                pool_bytes,
-                bound,
-                detail,
-                ..
-            }) => {
-                let mut groups = std::collections::BTreeMap::new();
-                self.owners.group_into(&mut groups);
-                let mut owners = crate::telemetry::owners::sorted(groups);
-                owners.truncate(5);
-                let pool = self.pool().usage();
-                let forensics = crate::error::Forensics { owners, pool, bound };
-                Err(Error::OutOfMemory {
-                    requested,
-                    live_bytes,
-                    pool_bytes,
-                    bound,
-                    detail,
-                    forensics: Some(Box::new(forensics)),
-                })
-            }
-            Err(e) => Err(e),
+        let result = self.pool().acquire(bytes); // the guard is dropped here: forensics lock it again
+        let lease = result.map_err(|e| self.with_forensics(e))?;
+        let stack = if self.capture_stacks {
+            crate::platform::capture_stack()
+        } else {
+            None
+        };
+        self.owners.add(id, origin, bytes, stack);
+        Ok(lease)
+    }
+
+    /// Checks, changing nothing, that storages of these byte lengths could all be live at once
+    /// (device limits, the pool bound after evicting the cache). Calls that acquire several
+    /// buffers, or build host data first, check here before they reserve anything.
+    pub(crate) fn admit(&self, byte_lengths: &[u64]) -> Result<()> {
+        let pool = self.pool();
+        let rounded: Vec<u64> = byte_lengths.iter().map(|&b| pool.rounded(b)).collect();
+        let total = rounded.iter().fold(0u64, |a, &b| a.saturating_add(b));
+        let largest = rounded.iter().copied().max().unwrap_or(0);
+        let r = pool.check_fits(total, largest);
+        drop(pool);
+        r.map_err(|e| self.with_forensics(e))
+    }
+
+    /// [`SessionShared::admit`] for a peak already rounded by the pool (a run's plan).
+    pub(crate) fn admit_rounded(&self, total: u64, largest: u64) -> Result<()> {
+        let r = self.pool().check_fits(total, largest);
+        r.map_err(|e| self.with_forensics(e))
+    }
+
+    /// Adds the largest owners and the pool state to an `OUT_OF_MEMORY` error.
+    fn with_forensics(&self, e: Error) -> Error {
+        let Error::OutOfMemory {
+            requested,
+            live_bytes,
+            pool_bytes,
+            bound,
+            detail,
+            ..
+        } = e
+        else {
+            return e;
+        };
+        let mut groups = std::collections::BTreeMap::new();
+        self.owners.group_into(&mut groups);
+        let mut owners = crate::telemetry::owners::sorted(groups);
+        owners.truncate(5);
+        let pool = self.pool().usage();
+        let forensics = crate::error::Forensics { owners, pool, bound };
+        Error::OutOfMemory {
+            requested,
+            live_bytes,
+            pool_bytes,
+            bound,
+            detail,
+            forensics: Some(Box::new(forensics)),
         }
     }
+}
+
+/// A host vector of `n` elements made by `f`, or `OUT_OF_MEMORY` if the host cannot hold it
+/// (wasm32's 4 GiB linear memory): never an allocation failure that aborts the instance.
+pub(crate) fn host_vec<T>(n: u64, mut f: impl FnMut(usize) -> T) -> Result<Vec<T>> {
+    let bytes = n.saturating_mul(std::mem::size_of::<T>() as u64);
+    let too_big = || Error::OutOfMemory {
+        requested: bytes,
+        live_bytes: 0,
+        pool_bytes: 0,
+        bound: 0,
+        detail: "; the host cannot hold the data".into(),
+        forensics: None,
+    };
+    let n = usize::try_from(n).map_err(|_| too_big())?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| too_big())?;
+    v.extend((0..n).map(&mut f));
+    Ok(v)
 }
 
 /// A device, its pool and the tensors made on it.
 pub struct Session {
     shared: Shared<SessionShared>,
+    /// `false` once [`Session::forget`] ran: dropping the handle then leaves the session open.
+    dispose_on_drop: bool,
 }
 
 impl Session {
@@ -183,14 +241,16 @@ impl Session {
             release_on_collect: options.release_on_collect,
         });
         let pool = Pool::new(DeviceStorage::new(&gpu), config, ledger.clone());
-        crate::telemetry::register_session(&ledger, &owners, &info, gpu.lost_flag());
+        let kernels = KernelCache::new(ledger.clone());
+        let forgotten = Arc::new(ForgottenStore::default());
+        crate::telemetry::register_session(&ledger, &owners, &info, &forgotten, gpu.lost_flag());
         Ok(Session {
             shared: Shared::new(SessionShared {
                 id,
                 label,
                 gpu,
                 ledger,
-                kernels: KernelCache::default(),
+                kernels,
                 pool: Mutex::new(pool),
                 disposed: AtomicBool::new(false),
                 drained_after_loss: AtomicBool::new(false),
@@ -199,7 +259,9 @@ impl Session {
                 capture_stacks: options.capture_stacks,
                 owners,
                 info,
+                forgotten,
             }),
+            dispose_on_drop: true,
         })
     }
 
@@ -285,13 +347,24 @@ impl Session {
         self.shared.disposed.load(Ordering::SeqCst)
     }
 
-    /// Prevents new work and destroys the pool's cached buffers. Live tensors keep their storage
-    /// until they are disposed; from now on their buffers go back to the device, not the cache.
-    /// Idempotent.
+    /// Prevents new work, releases the session's forgotten handles (see
+    /// [`crate::telemetry::release_forgotten`]) and destroys the pool's cached buffers. Live
+    /// tensors keep their storage until they are disposed; from now on their buffers go back to
+    /// the device, not the cache. Idempotent.
     pub fn dispose(&self) {
         if !self.shared.disposed.swap(true, Ordering::SeqCst) {
+            self.shared.forgotten.release();
             self.shared.pool().drain();
         }
+    }
+
+    /// What happens when the JS garbage collector takes a `Session` handle without `dispose()`:
+    /// nothing observable. The session stays open for its tensors, executables and states (eager
+    /// ops on them keep working, so GC timing never changes a result), their storage stays
+    /// accounted, and the device and pool are released when the last of them is disposed (or
+    /// collected and released with `releaseForgotten()`).
+    pub fn forget(mut self) {
+        self.dispose_on_drop = false;
     }
 
     /// Waits until all queued device work has completed.
@@ -323,6 +396,12 @@ impl Session {
         self.shared.scopes.end(returned);
     }
 
+    /// Entries the innermost tidy scope holds: the tensors created in it that are still live, plus
+    /// at most as many finished ones not yet compacted away (0 outside a scope).
+    pub fn scope_entries(&self) -> usize {
+        self.shared.scopes.innermost_len()
+    }
+
     /// Exempts `t` from every enclosing tidy scope.
     pub fn keep<'t>(&self, t: &'t Tensor) -> &'t Tensor {
         t.core.kept.store(true, Ordering::SeqCst);
@@ -349,15 +428,10 @@ impl Session {
     /// A tensor of normally distributed float32 values (Box–Muller over a seeded SplitMix64;
     /// the same seed gives the same values on every target).
     pub fn random_normal(&self, shape: &[usize], mean: f64, stddev: f64, seed: u64) -> Result<Tensor> {
-        let n = shape::element_count(shape)? as usize;
+        let n = self.admit_shape(shape)?;
         let mut rng = crate::random::Rng::new(seed);
-        let v: Vec<f32> = (0..n).map(|_| (mean + stddev * rng.normal()) as f32).collect();
-        self.tensor_from_words(
-            &v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-            shape,
-            DType::Float32,
-            "randomNormal",
-        )
+        let v = host_vec(n, |_| ((mean + stddev * rng.normal()) as f32).to_bits())?;
+        self.tensor_from_words(&v, shape, DType::Float32, "randomNormal")
     }
 
     /// A tensor of uniformly distributed float32 values in `[min, max)`.
@@ -367,27 +441,61 @@ impl Session {
                 "randomUniform needs min < max, got {min} and {max}"
             )));
         }
-        let n = shape::element_count(shape)? as usize;
+        let n = self.admit_shape(shape)?;
         let mut rng = crate::random::Rng::new(seed);
-        let v: Vec<u32> = (0..n)
-            .map(|_| ((min + (max - min) * rng.uniform()) as f32).to_bits())
-            .collect();
+        let v = host_vec(n, |_| ((min + (max - min) * rng.uniform()) as f32).to_bits())?;
         self.tensor_from_words(&v, shape, DType::Float32, "randomUniform")
+    }
+
+    /// Checks, changing nothing, that a tensor of `shape` could be created now (a valid shape, an
+    /// open session, room in the pool and on the device); returns its element count. Creation
+    /// paths that build host data call this first, so an impossible request never allocates.
+    pub fn admit_shape(&self, shape: &[usize]) -> Result<u64> {
+        let bytes = shape::byte_length(shape)?;
+        self.shared.check_open()?;
+        self.shared.admit(&[bytes])?;
+        Ok(bytes / 4)
     }
 
     /// A tensor holding `data` with `shape`; the dtype follows the element type.
     pub fn tensor<T: Element>(&self, data: &[T], shape: &[usize]) -> Result<Tensor> {
-        let words: Vec<u32> = data.iter().map(|v| v.to_word()).collect();
+        self.check_len(data.len(), shape)?;
+        let words = host_vec(data.len() as u64, |i| data[i].to_word())?;
         self.tensor_from_words(&words, shape, T::DTYPE, "tensor")
     }
 
     /// A tensor from numbers (the JS path): each value must be representable in `dtype`.
     pub fn tensor_from_f64(&self, data: &[f64], shape: &[usize], dtype: DType) -> Result<Tensor> {
-        let words = data
-            .iter()
-            .map(|&v| dtype.word_from_f64(v))
-            .collect::<Result<Vec<u32>>>()?;
+        self.check_len(data.len(), shape)?;
+        let mut words = host_vec(data.len() as u64, |_| 0u32)?;
+        for (w, &v) in words.iter_mut().zip(data) {
+            *w = dtype.word_from_f64(v)?;
+        }
         self.tensor_from_words(&words, shape, dtype, "tensor")
+    }
+
+    /// A tensor from raw 32-bit words (each already valid for `dtype`: the bits of an f32,
+    /// an i32, a u32, or 0/1 for bool).
+    pub fn tensor_from_bits(&self, words: &[u32], shape: &[usize], dtype: DType) -> Result<Tensor> {
+        if dtype == DType::Bool {
+            if let Some(w) = words.iter().find(|&&w| w > 1) {
+                return Err(Error::InvalidArgument(format!(
+                    "a bool tensor holds 0 or 1, got {w}"
+                )));
+            }
+        }
+        self.tensor_from_words(words, shape, dtype, "tensor")
+    }
+
+    /// `SHAPE_MISMATCH` unless `len` values fill `shape`; also admits the tensor.
+    fn check_len(&self, len: usize, shape: &[usize]) -> Result<()> {
+        let n = shape::element_count(shape)?;
+        if len as u64 != n {
+            return Err(Error::ShapeMismatch(format!(
+                "data has {len} elements but shape {shape:?} needs {n}"
+            )));
+        }
+        self.admit_shape(shape).map(|_| ())
     }
 
     fn tensor_from_words(
@@ -435,13 +543,14 @@ impl Session {
         let _submission = self.shared.submission();
         let t = Tensor::allocate(&self.shared, shape.to_vec(), dtype, origin.to_string())?;
         let s = &self.shared;
+        let ctx = s.ctx();
         let mut enc = s.gpu.device.create_command_encoder(&Default::default());
         if word == 0 {
             enc.clear_buffer(t.buffer()?, 0, Some(n * 4));
         } else {
-            crate::kernels::fill(&s.ctx(), &mut enc, t.buffer()?, n, word);
+            crate::kernels::fill(&ctx, &mut enc, t.buffer()?, n, word);
         }
-        s.gpu.queue.submit([enc.finish()]);
+        ctx.submit(&s.gpu.queue, enc);
         Ok(t)
     }
 
@@ -457,9 +566,11 @@ impl Session {
 }
 
 impl Drop for Session {
-    /// Dropping the handle disposes the session.
+    /// Dropping the handle disposes the session (unless it was [`Session::forget`]-ten).
     fn drop(&mut self) {
-        self.dispose();
+        if self.dispose_on_drop {
+            self.dispose();
+        }
     }
 }
 

@@ -6,10 +6,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::error::{Error, Result};
 use crate::executable::ExecutableShared;
 use crate::platform::Shared;
+use crate::session::SessionShared;
 use crate::tensor::Tensor;
 
 /// State slots, updated in place by a program's `assign`s.
 pub struct ExecutionState {
+    session: Shared<SessionShared>,
     executable: u64,
     program: String,
     slots: Vec<(String, Tensor)>,
@@ -41,12 +43,10 @@ impl ExecutionState {
                 )));
             }
         }
-        let _submission = s.submission();
-        let mut slots = Vec::new();
-        let mut enc = s.gpu.device.create_command_encoder(&Default::default());
+        // All or nothing: every init is checked and the slots' room reserved before the first exists.
+        let mut sizes = Vec::new();
         for (_, name, dtype, shape) in p.states() {
-            let src = init.iter().find(|(n, _)| *n == name).map(|(_, t)| *t);
-            if let Some(t) = src {
+            if let Some((_, t)) = init.iter().find(|(n, _)| *n == name) {
                 if t.dtype() != dtype {
                     return Err(Error::DtypeMismatch(format!(
                         "state '{name}' is {dtype}, got {}",
@@ -60,6 +60,15 @@ impl ExecutionState {
                     )));
                 }
             }
+            sizes.push(crate::shape::byte_length(shape)?);
+        }
+        let _submission = s.submission();
+        s.admit(&sizes)?;
+        let mut slots = Vec::new();
+        let ctx = s.ctx();
+        let mut enc = s.gpu.device.create_command_encoder(&Default::default());
+        for (_, name, dtype, shape) in p.states() {
+            let src = init.iter().find(|(n, _)| *n == name).map(|(_, t)| *t);
             let origin = format!("state '{name}' of program '{}'", p.name());
             let slot = Tensor::allocate_untracked(s, shape.to_vec(), dtype, origin)?;
             match src {
@@ -68,8 +77,9 @@ impl ExecutionState {
             }
             slots.push((name.to_string(), slot));
         }
-        s.gpu.queue.submit([enc.finish()]);
+        ctx.submit(&s.gpu.queue, enc);
         Ok(ExecutionState {
+            session: s.clone(),
             executable: ex.id,
             program: p.name().to_string(),
             slots,
@@ -105,26 +115,19 @@ impl ExecutionState {
         Ok(())
     }
 
-    pub(crate) fn slot(&self, name: &str) -> &Tensor {
-        &self
-            .slots
-            .iter()
-            .find(|(n, _)| n == name)
-            .expect("validated slot")
-            .1
+    pub(crate) fn slot(&self, name: &str) -> Option<&Tensor> {
+        self.slots.iter().find(|(n, _)| n == name).map(|(_, t)| t)
     }
 
-    /// Records every slot as forgotten (its handle was collected without `dispose()`); returns
-    /// whether the session releases such storage (then the caller drops the state).
-    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // only JS handles are collected
-    pub(crate) fn mark_forgotten(&self) -> bool {
-        let mut release = false;
-        for (_, t) in &self.slots {
-            let s = &t.core.session;
-            s.owners.forget(t.id());
-            release = s.info.release_on_collect;
+    /// As [`Tensor::forget`]: the handle was collected without `dispose()`; the slots stay
+    /// until `releaseForgotten()` or the session's `dispose()`.
+    pub fn forget(self) {
+        if self.is_disposed() {
+            return;
         }
-        release
+        let ids: Vec<u64> = self.slots.iter().map(|(_, t)| t.id()).collect();
+        let s = self.session.clone();
+        s.forget(&ids, crate::forgotten::Forgotten::State(self));
     }
 
     /// Bytes of all slots.

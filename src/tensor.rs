@@ -159,14 +159,37 @@ impl Tensor {
         self.core.dispose();
     }
 
-    /// The raw 32-bit words (synchronises with queued device work).
-    pub async fn read_words(&self) -> Result<Vec<u32>> {
+    /// What the JS layer does when the garbage collector takes a handle without `dispose()`:
+    /// the storage is reported as forgotten and stays accounted until
+    /// [`crate::telemetry::release_forgotten`] or the session's `dispose()` (released at once
+    /// with `releaseOnCollect`). Natively, useful to test that bookkeeping.
+    pub fn forget(self) {
+        if self.is_disposed() {
+            return;
+        }
+        let s = self.core.session.clone();
+        s.forget(&[self.id()], crate::forgotten::Forgotten::Tensor(self));
+    }
+
+    /// Calls `f` with the tensor's bytes while they are mapped (synchronises with queued device
+    /// work): the only host copy a readback makes is the one `f` makes.
+    pub(crate) async fn read_with<R>(&self, f: impl FnOnce(&wgpu::BufferView) -> R) -> Result<R> {
         let buffer = self.buffer()?.clone();
         let s = &self.core.session;
-        let words = s.gpu.read(&buffer, self.core.byte_length).await?;
+        let r = s.gpu.read_with(&buffer, self.core.byte_length, f).await?;
         s.ledger.count(Exec::Download(self.core.byte_length));
         s.ledger.count(Exec::Sync);
-        Ok(words)
+        Ok(r)
+    }
+
+    /// The raw 32-bit words (synchronises with queued device work).
+    pub async fn read_words(&self) -> Result<Vec<u32>> {
+        self.read_with(|b| {
+            b.chunks_exact(4)
+                .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+                .collect()
+        })
+        .await
     }
 
     /// The values, as `T` (whose dtype must match). Synchronises with queued device work.
@@ -179,7 +202,12 @@ impl Tensor {
                 T::DTYPE
             )));
         }
-        Ok(self.read_words().await?.into_iter().map(T::from_word).collect())
+        self.read_with(|b| {
+            b.chunks_exact(4)
+                .map(|w| T::from_word(u32::from_le_bytes([w[0], w[1], w[2], w[3]])))
+                .collect()
+        })
+        .await
     }
 
     /// The values as numbers, whatever the dtype (the JS path).

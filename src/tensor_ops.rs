@@ -27,16 +27,15 @@ pub(crate) fn apply(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor]) -> Res
         .map(|t| (t.shape().iter().map(|&d| Some(d)).collect(), t.dtype()))
         .collect();
     let (dims, dtype) = infer(op, &typed)?;
-    let shape: Vec<usize> = dims
-        .into_iter()
-        .map(|d| d.expect("concrete inputs give a concrete shape"))
-        .collect();
+    // concrete inputs give a concrete shape
+    let shape: Vec<usize> = dims.into_iter().map(|d| d.unwrap_or(0)).collect();
     let _submission = s.submission();
     let out = Tensor::allocate(s, shape, dtype, op.name().to_string())?;
     let operands = args.iter().map(|t| t.operand()).collect::<Result<Vec<_>>>()?;
+    let ctx = s.ctx();
     let mut enc = s.gpu.device.create_command_encoder(&Default::default());
-    crate::kernels::record(&s.ctx(), &mut enc, op, &operands, out.operand()?)?;
-    s.gpu.queue.submit([enc.finish()]);
+    crate::kernels::record(&ctx, &mut enc, op, &operands, out.operand()?)?;
+    ctx.submit(&s.gpu.queue, enc);
     let shapes: Vec<&[usize]> = args.iter().map(|t| t.shape()).collect();
     s.scopes.observe(&s.ledger, op.name(), &shapes, &[&out]);
     Ok(out)

@@ -121,7 +121,7 @@ async fn every_js_method_of_a_disposed_object_throws() {
         .map(JsValue::from)
         .expect("WebGPU adapter required");
     let session_class = js_sys::Reflect::get(&s, &"constructor".into()).unwrap();
-    let p: JsValue = affon::js::JsProgram::new("probe".into()).into();
+    let p: JsValue = affon::js::JsProgram::new("probe".into()).unwrap().into();
     let program_class = js_sys::Reflect::get(&p, &"constructor".into()).unwrap();
     let codes = every_method(session_class, program_class).await;
     let entries = js_sys::Object::entries(codes.unchecked_ref::<js_sys::Object>());

@@ -176,7 +176,7 @@ async fn js_session() -> JsValue {
 
 /// The `Program` class object, taken from a program instance's constructor.
 fn program_class() -> JsValue {
-    let p: JsValue = affon::js::JsProgram::new("probe".into()).into();
+    let p: JsValue = affon::js::JsProgram::new("probe".into()).unwrap().into();
     field(&p, "constructor")
 }
 

@@ -155,7 +155,7 @@ fn field(o: &JsValue, k: &str) -> JsValue {
 
 /// The exported classes, as JS values (the same objects `pkg/affon.js` exports).
 async fn classes() -> (JsValue, JsValue) {
-    let p: JsValue = affon::js::JsProgram::new("probe".into()).into();
+    let p: JsValue = affon::js::JsProgram::new("probe".into()).unwrap().into();
     let program_class = field(&p, "constructor");
     js_sys::Reflect::set(&js_sys::global(), &"__affonProgramClass".into(), &program_class).unwrap();
     let s: JsValue = JsSession::create(JsValue::UNDEFINED)

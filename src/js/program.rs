@@ -6,10 +6,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use wasm_bindgen::prelude::*;
 
+use std::cell::RefCell;
+
+use super::args::{self, describe};
 use super::registry::Registry;
-use super::{
-    describe, dtype_arg, entries, ints_arg, numbers_arg, shape_arg, to_js, to_value, JsResult, JsTensor,
-};
+use super::{to_js, to_value, JsResult};
 use crate::error::{invalid_arg, Error};
 use crate::executable::Executable;
 use crate::ops::{BinaryOp, Op, ReduceOp, UnaryOp};
@@ -21,6 +22,10 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 thread_local! {
     /// Live state handles, for resolving the `state` argument of `run`.
     pub(crate) static STATES: Registry<ExecutionState> = Registry::new();
+    /// Live program handles, for resolving `session.compile(program)`.
+    pub(crate) static PROGRAMS: Registry<RefCell<Program>> = Registry::new();
+    /// The `ProgramNode` prototype, recognising node handles passed as plain values.
+    pub(crate) static NODE_PROTO: RefCell<JsValue> = const { RefCell::new(JsValue::UNDEFINED) };
 }
 
 /// A handle to one node of a program under construction.
@@ -38,16 +43,84 @@ impl JsNode {
     pub fn id(&self) -> f64 {
         self.id as f64
     }
+
+    /// The id of the program handle the node belongs to (used to resolve node arguments).
+    #[wasm_bindgen(getter, js_name = programId, skip_typescript)]
+    pub fn program_id(&self) -> f64 {
+        self.program as f64
+    }
+}
+
+impl JsNode {
+    pub(crate) fn placeholder() -> JsNode {
+        JsNode { program: 0, id: 0 }
+    }
+
+    /// The node behind a JS value that is a `ProgramNode` handle, read through its getters (a
+    /// look-alike object has another prototype; a freed handle's getters throw).
+    fn resolve(what: &str, v: &JsValue) -> JsResult<JsNode> {
+        let bad = || {
+            to_js(invalid_arg!(
+                "{what} must be a ProgramNode of this program, got {}",
+                describe(v)
+            ))
+        };
+        if !v.is_object() {
+            return Err(bad());
+        }
+        let proto = JsValue::from(js_sys::Object::get_prototype_of(v));
+        if !NODE_PROTO.with(|p| proto == *p.borrow()) {
+            return Err(bad());
+        }
+        let get = |k: &str| js_sys::Reflect::get(v, &k.into()).ok().and_then(|x| x.as_f64());
+        match (get("programId"), get("id")) {
+            (Some(program), Some(id)) => Ok(JsNode {
+                program: program as u64,
+                id: id as NodeId,
+            }),
+            _ => Err(bad()),
+        }
+    }
 }
 
 /// A program: a named graph built with node methods or loaded with `Program.fromJSON`.
 #[wasm_bindgen(js_name = Program)]
 pub struct JsProgram {
     uid: u64,
-    inner: Program,
+    inner: Rc<RefCell<Program>>,
+}
+
+impl Drop for JsProgram {
+    fn drop(&mut self) {
+        PROGRAMS.with(|r| r.remove(self.uid));
+    }
 }
 
 impl JsProgram {
+    fn wrap(inner: Program) -> JsProgram {
+        let uid = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let inner = Rc::new(RefCell::new(inner));
+        PROGRAMS.with(|r| r.insert(uid, &inner));
+        JsProgram { uid, inner }
+    }
+
+    /// The program behind a JS value that is a `Program` handle, or `INVALID_ARGUMENT`.
+    pub(crate) fn resolve(what: &str, v: &JsValue) -> JsResult<Rc<RefCell<Program>>> {
+        PROGRAMS
+            .with(|r| r.resolve(v))
+            .ok_or_else(|| to_js(invalid_arg!("{what} must be a Program, got {}", describe(v))))
+    }
+
+    pub(crate) fn placeholder() -> JsProgram {
+        JsProgram {
+            uid: 0,
+            inner: Rc::new(RefCell::new(Program::new(""))),
+        }
+    }
+
+    fn name_of(&self) -> String {
+        self.inner.borrow().name().to_string()
+    }
     fn node(&self, id: NodeId) -> JsNode {
         JsNode {
             program: self.uid,
@@ -55,42 +128,38 @@ impl JsProgram {
         }
     }
 
-    fn arg(&self, n: &JsNode) -> JsResult<NodeId> {
+    fn arg(&self, what: &str, v: &JsValue) -> JsResult<NodeId> {
+        let n = JsNode::resolve(what, v)?;
         if n.program != self.uid {
             return Err(to_js(Error::InvalidProgram(format!(
-                "node {} belongs to another program than '{}'",
+                "{what}: node {} belongs to another program than '{}'",
                 n.id,
-                self.inner.name()
+                self.name_of()
             ))));
         }
         Ok(n.id)
     }
 
-    fn push_op(&mut self, op: Op, args: &[&JsNode]) -> JsResult<JsNode> {
-        let ids = args.iter().map(|a| self.arg(a)).collect::<JsResult<Vec<_>>>()?;
-        let id = self.inner.op(op, &ids).map_err(to_js)?;
+    fn push_op(&mut self, op: Op, args: &[(&str, &JsValue)]) -> JsResult<JsNode> {
+        let ids = args
+            .iter()
+            .map(|(what, v)| self.arg(&format!("{}: argument '{what}'", op.name()), v))
+            .collect::<JsResult<Vec<_>>>()?;
+        let id = self.inner.borrow_mut().op(op, &ids).map_err(to_js)?;
         Ok(self.node(id))
     }
-
-    /// The Rust program.
-    pub fn program(&self) -> &Program {
-        &self.inner
-    }
-}
-
-fn dims_arg(v: &JsValue) -> JsResult<Vec<i64>> {
-    ints_arg("shape", v)
 }
 
 #[wasm_bindgen(js_class = Program)]
 impl JsProgram {
     /// An empty program called `name`.
     #[wasm_bindgen(constructor)]
-    pub fn new(name: String) -> JsProgram {
-        JsProgram {
-            uid: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            inner: Program::new(&name),
-        }
+    pub fn new(#[wasm_bindgen(unchecked_param_type = "string")] name: JsValue) -> JsResult<JsProgram> {
+        super::install_dispose_symbols();
+        Ok(JsProgram::wrap(Program::new(&args::string(
+            "new Program: name",
+            &name,
+        )?)))
     }
 
     /// Loads the JSON form (an object or its string). Malformed input is `INVALID_PROGRAM`.
@@ -98,6 +167,7 @@ impl JsProgram {
     pub fn from_json(
         #[wasm_bindgen(unchecked_param_type = "ProgramJSON | string")] json: JsValue,
     ) -> JsResult<JsProgram> {
+        super::install_dispose_symbols();
         let text = match json.as_string() {
             Some(s) => s,
             None => js_sys::JSON::stringify(&json)
@@ -111,34 +181,41 @@ impl JsProgram {
                 })?,
         };
         let inner = Program::from_json(&text).map_err(to_js)?;
-        Ok(JsProgram {
-            uid: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            inner,
-        })
+        Ok(JsProgram::wrap(inner))
     }
 
     /// The plain, JSON-serialisable form; `Program.fromJSON(p.toJSON())` is exact.
     #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "ProgramJSON")]
     pub fn to_json(&self) -> JsResult<JsValue> {
-        js_sys::JSON::parse(&self.inner.to_json_string())
+        js_sys::JSON::parse(&self.inner.borrow().to_json_string())
     }
 
     /// The program's name.
     #[wasm_bindgen(getter)]
     pub fn name(&self) -> String {
-        self.inner.name().to_string()
+        self.name_of()
+    }
+
+    /// A handle id (unique in the page).
+    #[wasm_bindgen(getter)]
+    pub fn id(&self) -> f64 {
+        self.uid as f64
     }
 
     /// An input; `-1` dims are dynamic.
     pub fn input(
         &mut self,
-        name: String,
-        #[wasm_bindgen(unchecked_param_type = "DType")] dtype: String,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "DType")] dtype: JsValue,
         #[wasm_bindgen(unchecked_param_type = "InputShape")] shape: JsValue,
     ) -> JsResult<JsNode> {
+        let name = args::string("input: name", &name)?;
+        let dtype = args::dtype("input: dtype", &dtype)?;
+        let shape = args::ints("input: shape", &shape)?;
         let id = self
             .inner
-            .input(&name, dtype_arg(Some(dtype))?, &dims_arg(&shape)?)
+            .borrow_mut()
+            .input(&name, dtype, &shape)
             .map_err(to_js)?;
         Ok(self.node(id))
     }
@@ -146,13 +223,17 @@ impl JsProgram {
     /// A state slot (lives in an `ExecutionState`).
     pub fn state(
         &mut self,
-        name: String,
-        #[wasm_bindgen(unchecked_param_type = "DType")] dtype: String,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "DType")] dtype: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
     ) -> JsResult<JsNode> {
+        let name = args::string("state: name", &name)?;
+        let dtype = args::dtype("state: dtype", &dtype)?;
+        let shape = args::shape("state: shape", &shape)?;
         let id = self
             .inner
-            .state(&name, dtype_arg(Some(dtype))?, &shape_arg(&shape)?)
+            .borrow_mut()
+            .state(&name, dtype, &shape)
             .map_err(to_js)?;
         Ok(self.node(id))
     }
@@ -162,91 +243,109 @@ impl JsProgram {
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "TensorData | number")] data: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: Option<String>,
+        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: JsValue,
     ) -> JsResult<JsNode> {
+        let shape = args::shape("constant: shape", &shape)?;
+        let dtype = args::dtype_or_f32("constant: dtype", &dtype)?;
+        let n = crate::shape::element_count(&shape).map_err(to_js)?;
         let data = if let Some(x) = data.as_f64() {
             vec![x]
-        } else if js_sys::Array::is_array(&data) {
-            numbers_arg("data", &data)?
-        } else if data.is_object() && js_sys::ArrayBuffer::is_view(&data) {
-            js_sys::Float64Array::new(&data).to_vec()
         } else {
-            return Err(to_js(invalid_arg!(
-                "constant data must be numbers, got {}",
-                describe(&data)
-            )));
+            let d = args::Data::of("constant: data", &data, crate::DType::Bool)?;
+            if d.len() != n {
+                return Err(to_js(Error::ShapeMismatch(format!(
+                    "constant: data has {} elements but shape {shape:?} needs {n}",
+                    d.len()
+                ))));
+            }
+            d.values("constant: data")?
         };
         let id = self
             .inner
-            .constant(&data, &shape_arg(&shape)?, dtype_arg(dtype)?)
+            .borrow_mut()
+            .constant(&data, &shape, dtype)
             .map_err(to_js)?;
         Ok(self.node(id))
     }
 
     /// Names `node` as output `name`.
-    pub fn output(&mut self, name: String, node: &JsNode) -> JsResult<()> {
-        let id = self.arg(node)?;
-        self.inner.output(&name, id).map_err(to_js)
+    pub fn output(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] node: JsValue,
+    ) -> JsResult<()> {
+        let name = args::string("output: name", &name)?;
+        let id = self.arg("output: node", &node)?;
+        self.inner.borrow_mut().output(&name, id).map_err(to_js)
     }
 
-    /// After each run, state `name` takes the value of `node`.
-    pub fn assign(&mut self, name: String, node: &JsNode) -> JsResult<()> {
-        let id = self.arg(node)?;
-        self.inner.assign(&name, id).map_err(to_js)
+    /// After each run, state `name` takes the value of `node` (as of the start of the run).
+    pub fn assign(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] node: JsValue,
+    ) -> JsResult<()> {
+        let name = args::string("assign: name", &name)?;
+        let id = self.arg("assign: node", &node)?;
+        self.inner.borrow_mut().assign(&name, id).map_err(to_js)
     }
 
     /// A matmul node.
-    pub fn matmul(&mut self, a: &JsNode, b: &JsNode) -> JsResult<JsNode> {
-        self.push_op(Op::MatMul, &[a, b])
+    pub fn matmul(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] b: JsValue,
+    ) -> JsResult<JsNode> {
+        self.push_op(Op::MatMul, &[("a", &a), ("b", &b)])
     }
 
     /// A softmax node (axis default -1).
-    pub fn softmax(&mut self, a: &JsNode, axis: Option<f64>) -> JsResult<JsNode> {
-        let axis = ints_arg("axis", &js_sys::Array::of1(&axis.unwrap_or(-1.0).into()))?[0];
-        self.push_op(Op::Softmax { axis }, &[a])
+    pub fn softmax(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
+    ) -> JsResult<JsNode> {
+        let axis = args::int_or("softmax: axis", &axis, -1)?;
+        self.push_op(Op::Softmax { axis }, &[("a", &a)])
     }
 
     /// A reshape node.
     pub fn reshape(
         &mut self,
-        a: &JsNode,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
         #[wasm_bindgen(unchecked_param_type = "number[]")] shape: JsValue,
     ) -> JsResult<JsNode> {
-        self.push_op(
-            Op::Reshape {
-                shape: ints_arg("shape", &shape)?,
-            },
-            &[a],
-        )
+        let shape = args::ints("reshape: shape", &shape)?;
+        self.push_op(Op::Reshape { shape }, &[("a", &a)])
     }
 
     /// A transpose node (default reverses).
     pub fn transpose(
         &mut self,
-        a: &JsNode,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "number[]")] perm: JsValue,
     ) -> JsResult<JsNode> {
-        let perm = if perm.is_undefined() || perm.is_null() {
-            None
-        } else {
-            Some(ints_arg("perm", &perm)?)
-        };
-        self.push_op(Op::Transpose { perm }, &[a])
+        let perm = args::opt_ints("transpose: perm", &perm)?;
+        self.push_op(Op::Transpose { perm }, &[("a", &a)])
     }
 
     /// A cast node.
     pub fn cast(
         &mut self,
-        a: &JsNode,
-        #[wasm_bindgen(unchecked_param_type = "DType")] dtype: String,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "DType")] dtype: JsValue,
     ) -> JsResult<JsNode> {
-        self.push_op(Op::Cast(dtype_arg(Some(dtype))?), &[a])
+        let dtype = args::dtype("cast: dtype", &dtype)?;
+        self.push_op(Op::Cast(dtype), &[("a", &a)])
     }
 
     /// A copy node.
     #[wasm_bindgen(js_name = clone)]
-    pub fn clone_node(&mut self, a: &JsNode) -> JsResult<JsNode> {
-        self.push_op(Op::Clone, &[a])
+    pub fn clone_node(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+    ) -> JsResult<JsNode> {
+        self.push_op(Op::Clone, &[("a", &a)])
     }
 }
 
@@ -255,8 +354,8 @@ macro_rules! node_unary {
         #[wasm_bindgen(js_class = Program)]
         impl JsProgram {$(
             #[doc = concat!("An elementwise `", stringify!($name), "` node.")]
-            pub fn $name(&mut self, a: &JsNode) -> JsResult<JsNode> {
-                self.push_op(Op::Unary(UnaryOp::$op), &[a])
+            pub fn $name(&mut self, #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue) -> JsResult<JsNode> {
+                self.push_op(Op::Unary(UnaryOp::$op), &[("a", &a)])
             }
         )*}
     };
@@ -269,8 +368,12 @@ macro_rules! node_binary {
         #[wasm_bindgen(js_class = Program)]
         impl JsProgram {$(
             #[doc = concat!("A broadcasting `", stringify!($name), "` node.")]
-            pub fn $name(&mut self, a: &JsNode, b: &JsNode) -> JsResult<JsNode> {
-                self.push_op(Op::Binary(BinaryOp::$op), &[a, b])
+            pub fn $name(
+                &mut self,
+                #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+                #[wasm_bindgen(unchecked_param_type = "ProgramNode")] b: JsValue,
+            ) -> JsResult<JsNode> {
+                self.push_op(Op::Binary(BinaryOp::$op), &[("a", &a), ("b", &b)])
             }
         )*}
     };
@@ -284,18 +387,13 @@ macro_rules! node_reduce {
             #[doc = concat!("A `", stringify!($name), "` node over `axes` (all when absent).")]
             pub fn $name(
                 &mut self,
-                a: &JsNode,
+                #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
                 #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
-                #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: Option<bool>,
+                #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: JsValue,
             ) -> JsResult<JsNode> {
-                let axes = if axes.is_undefined() || axes.is_null() {
-                    vec![]
-                } else if let Some(x) = axes.as_f64() {
-                    ints_arg("axes", &js_sys::Array::of1(&x.into()))?
-                } else {
-                    ints_arg("axes", &axes)?
-                };
-                self.push_op(Op::Reduce { op: ReduceOp::$op, axes, keep_dims: keep_dims.unwrap_or(false) }, &[a])
+                let axes = args::axes(concat!(stringify!($name), ": axes"), &axes)?;
+                let keep_dims = args::bool_or(concat!(stringify!($name), ": keepDims"), &keep_dims, false)?;
+                self.push_op(Op::Reduce { op: ReduceOp::$op, axes, keep_dims }, &[("a", &a)])
             }
         )*}
     };
@@ -345,8 +443,8 @@ impl JsExecutable {
     ) -> JsResult<JsValue> {
         let exe = self.get()?;
         let mut tensors = Vec::new();
-        for (name, v) in entries("run inputs", &inputs)? {
-            let t = JsTensor::expect(&format!("input '{name}'"), &v)?;
+        for (name, v) in args::entries("run: inputs", &inputs)? {
+            let t = args::tensor(&format!("run: input '{name}'"), &v)?;
             tensors.push((name, t));
         }
         let state = if state.is_undefined() || state.is_null() {
@@ -364,7 +462,7 @@ impl JsExecutable {
         let outs = exe.run(&refs, state.as_deref()).map_err(to_js)?;
         let obj = js_sys::Object::new();
         for (name, t) in outs {
-            js_sys::Reflect::set(&obj, &name.into(), &JsTensor::new(t).into())?;
+            js_sys::Reflect::set(&obj, &name.into(), &super::JsTensor::new(t).into())?;
         }
         Ok(obj.into())
     }
@@ -377,8 +475,11 @@ impl JsExecutable {
     ) -> JsResult<JsExecutionState> {
         let exe = self.get()?;
         let mut tensors = Vec::new();
-        for (name, v) in entries("createState init", &init)? {
-            tensors.push((name.clone(), JsTensor::expect(&format!("state '{name}'"), &v)?));
+        for (name, v) in args::entries("createState: init", &init)? {
+            tensors.push((
+                name.clone(),
+                args::tensor(&format!("createState: state '{name}'"), &v)?,
+            ));
         }
         let refs: Vec<(&str, &crate::Tensor)> =
             tensors.iter().map(|(n, t)| (n.as_str(), t.as_ref())).collect();
@@ -394,8 +495,9 @@ impl JsExecutable {
         input_shapes: JsValue,
     ) -> JsResult<JsValue> {
         let mut shapes = HashMap::new();
-        for (name, v) in entries("memoryPlan inputShapes", &input_shapes)? {
-            shapes.insert(name, shape_arg(&v)?);
+        for (name, v) in args::entries("memoryPlan: inputShapes", &input_shapes)? {
+            let shape = args::shape(&format!("memoryPlan: inputShapes.{name}"), &v)?;
+            shapes.insert(name, shape);
         }
         to_value(&self.get()?.memory_plan(&shapes).map_err(to_js)?)
     }
@@ -421,31 +523,23 @@ pub struct JsExecutionState {
     inner: Option<Rc<ExecutionState>>,
 }
 
-thread_local! {
-    /// Executables and states whose JS handle was collected without `dispose()`: kept, so their
-    /// storage stays accounted (reported as forgotten) unless the session releases on collect.
-    static FORGOTTEN: std::cell::RefCell<Vec<Box<dyn std::any::Any>>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 impl Drop for JsExecutionState {
-    /// Runs when the JS handle is collected or `free()`d.
+    /// Runs when the JS handle is collected or `free()`d: the core decides (`forget`).
     fn drop(&mut self) {
         STATES.with(|r| r.remove(self.id));
         if let Some(s) = self.inner.take() {
-            if !s.is_disposed() && Rc::strong_count(&s) == 1 && !s.mark_forgotten() {
-                FORGOTTEN.with(|f| f.borrow_mut().push(Box::new(s)));
+            if let Ok(s) = Rc::try_unwrap(s) {
+                s.forget();
             }
         }
     }
 }
 
 impl Drop for JsExecutable {
-    /// Runs when the JS handle is collected or `free()`d.
+    /// Runs when the JS handle is collected or `free()`d: the core decides (`forget`).
     fn drop(&mut self) {
         if let Some(e) = self.inner.take() {
-            if !e.is_disposed() && !e.mark_forgotten() {
-                FORGOTTEN.with(|f| f.borrow_mut().push(Box::new(e)));
-            }
+            e.forget();
         }
     }
 }
@@ -478,8 +572,15 @@ impl JsExecutionState {
     }
 
     /// A copy of slot `name`, owned by the session.
-    pub fn get(&self, name: String) -> JsResult<JsTensor> {
-        self.get_state()?.get(&name).map(JsTensor::new).map_err(to_js)
+    pub fn get(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+    ) -> JsResult<super::JsTensor> {
+        let name = args::string("get: name", &name)?;
+        self.get_state()?
+            .get(&name)
+            .map(super::JsTensor::new)
+            .map_err(to_js)
     }
 
     /// Bytes of all slots.

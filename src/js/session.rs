@@ -3,7 +3,8 @@
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::{describe, dtype_arg, shape_arg, to_js, to_value, JsExecutable, JsProgram, JsResult, JsTensor};
+use super::args::{self, describe};
+use super::{to_js, to_value, JsExecutable, JsProgram, JsResult, JsTensor};
 use crate::error::{invalid_arg, Error};
 use crate::pool::{PoolOptions, SizeClasses};
 use crate::session::{Session, SessionOptions};
@@ -152,7 +153,7 @@ struct RandomArg(Vec<(String, JsValue)>);
 
 impl RandomArg {
     fn parse(options: &JsValue, allowed: &[&str]) -> JsResult<RandomArg> {
-        let e = super::entries("random options", options)?;
+        let e = args::entries("random options", options)?;
         if let Some((k, _)) = e.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
             return Err(to_js(invalid_arg!("unknown option '{k}' (expected {allowed:?})")));
         }
@@ -162,12 +163,7 @@ impl RandomArg {
     fn get(&self, k: &str, default: f64) -> JsResult<f64> {
         match self.0.iter().find(|(n, _)| n == k) {
             None => Ok(default),
-            Some((_, v)) => v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| {
-                to_js(invalid_arg!(
-                    "option '{k}' must be a finite number, got {}",
-                    describe(v)
-                ))
-            }),
+            Some((_, v)) => args::number(&format!("option '{k}'"), v),
         }
     }
 
@@ -185,42 +181,16 @@ impl RandomArg {
     }
 }
 
-/// Reads tensor data: a TypedArray, or an array of numbers/booleans.
-fn data_arg(data: &JsValue) -> JsResult<Vec<f64>> {
-    if let Some(f) = data.dyn_ref::<js_sys::Float32Array>() {
-        return Ok(f.to_vec().into_iter().map(f64::from).collect());
+impl Drop for JsSession {
+    /// Runs when the JS handle is collected or `free()`d without `dispose()`: the session stays
+    /// open for its children (see `Session::forget`).
+    fn drop(&mut self) {
+        if let Some(s) = self.inner.take() {
+            if let Ok(s) = std::rc::Rc::try_unwrap(s) {
+                s.forget();
+            }
+        }
     }
-    if data.is_instance_of::<js_sys::Int32Array>()
-        || data.is_instance_of::<js_sys::Uint32Array>()
-        || data.is_instance_of::<js_sys::Uint8Array>()
-        || data.is_instance_of::<js_sys::Int16Array>()
-        || data.is_instance_of::<js_sys::Uint16Array>()
-        || data.is_instance_of::<js_sys::Int8Array>()
-        || data.is_instance_of::<js_sys::Uint8ClampedArray>()
-        || data.is_instance_of::<js_sys::Float64Array>()
-    {
-        return Ok(js_sys::Float64Array::new(data).to_vec());
-    }
-    if js_sys::Array::is_array(data) {
-        return js_sys::Array::from(data)
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                v.as_f64()
-                    .or_else(|| v.as_bool().map(|b| b as u8 as f64))
-                    .ok_or_else(|| {
-                        to_js(invalid_arg!(
-                            "data[{i}] is {}, expected a number or boolean",
-                            describe(&v)
-                        ))
-                    })
-            })
-            .collect();
-    }
-    Err(to_js(invalid_arg!(
-        "data must be a TypedArray or an array of numbers, got {}",
-        describe(data)
-    )))
 }
 
 impl JsSession {
@@ -253,36 +223,37 @@ impl JsSession {
         super::install_dispose_symbols();
         let options = parse_options(options).map_err(to_js)?;
         let session = std::rc::Rc::new(Session::create(options).await.map_err(to_js)?);
-        LIVE.with(|l| l.borrow_mut().push(std::rc::Rc::downgrade(&session)));
+        LIVE.with(|l| {
+            let mut l = l.borrow_mut();
+            l.retain(|w| w.strong_count() > 0);
+            l.push(std::rc::Rc::downgrade(&session));
+        });
         Ok(JsSession { inner: Some(session) })
     }
 
-    /// A tensor from a TypedArray or number[]; dtype defaults to `'float32'`.
+    /// A tensor from a TypedArray (any kind, BigInt arrays included) or number[]; dtype defaults
+    /// to `'float32'`. The shape, the data's length and the room in the pool are checked before
+    /// any of the data is copied.
     pub fn tensor(
         &self,
         #[wasm_bindgen(unchecked_param_type = "TensorData")] data: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: Option<String>,
+        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: JsValue,
     ) -> JsResult<JsTensor> {
         let s = self.open()?;
-        let shape = shape_arg(&shape)?;
-        let dtype = dtype_arg(dtype)?;
-        // A TypedArray of the tensor's own element type is copied as is: one copy, no checks needed.
-        let direct = match dtype {
-            crate::DType::Float32 => data
-                .dyn_ref::<js_sys::Float32Array>()
-                .map(|a| s.tensor(&a.to_vec(), &shape)),
-            crate::DType::Int32 => data
-                .dyn_ref::<js_sys::Int32Array>()
-                .map(|a| s.tensor(&a.to_vec(), &shape)),
-            crate::DType::Uint32 => data
-                .dyn_ref::<js_sys::Uint32Array>()
-                .map(|a| s.tensor(&a.to_vec(), &shape)),
-            crate::DType::Bool => None,
-        };
-        let result = match direct {
-            Some(r) => r,
-            None => s.tensor_from_f64(&data_arg(&data)?, &shape, dtype),
+        let shape = args::shape("tensor: shape", &shape)?;
+        let dtype = args::dtype_or_f32("tensor: dtype", &dtype)?;
+        let data = args::Data::of("tensor: data", &data, dtype)?;
+        let n = s.admit_shape(&shape).map_err(to_js)?;
+        if data.len() != n {
+            return Err(to_js(Error::ShapeMismatch(format!(
+                "tensor: data has {} elements but shape {shape:?} needs {n}",
+                data.len()
+            ))));
+        }
+        let result = match data.words() {
+            Some(words) => s.tensor_from_bits(&words, &shape, dtype),
+            None => s.tensor_from_f64(&data.values("tensor: data")?, &shape, dtype),
         };
         result.map(JsTensor::new).map_err(to_js)
     }
@@ -291,24 +262,24 @@ impl JsSession {
     pub fn zeros(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: Option<String>,
+        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: JsValue,
     ) -> JsResult<JsTensor> {
         let s = self.open()?;
-        s.zeros(&shape_arg(&shape)?, dtype_arg(dtype)?)
-            .map(JsTensor::new)
-            .map_err(to_js)
+        let shape = args::shape("zeros: shape", &shape)?;
+        let dtype = args::dtype_or_f32("zeros: dtype", &dtype)?;
+        s.zeros(&shape, dtype).map(JsTensor::new).map_err(to_js)
     }
 
     /// A tensor of ones.
     pub fn ones(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: Option<String>,
+        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: JsValue,
     ) -> JsResult<JsTensor> {
         let s = self.open()?;
-        s.ones(&shape_arg(&shape)?, dtype_arg(dtype)?)
-            .map(JsTensor::new)
-            .map_err(to_js)
+        let shape = args::shape("ones: shape", &shape)?;
+        let dtype = args::dtype_or_f32("ones: dtype", &dtype)?;
+        s.ones(&shape, dtype).map(JsTensor::new).map_err(to_js)
     }
 
     /// A tensor with every element `value`.
@@ -316,20 +287,12 @@ impl JsSession {
         &self,
         #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
         #[wasm_bindgen(unchecked_param_type = "number | boolean")] value: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: Option<String>,
+        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: JsValue,
     ) -> JsResult<JsTensor> {
         let s = self.open()?;
-        let shape = shape_arg(&shape)?;
-        let dtype = dtype_arg(dtype)?;
-        let v = value
-            .as_f64()
-            .or_else(|| value.as_bool().map(|b| b as u8 as f64))
-            .ok_or_else(|| {
-                to_js(invalid_arg!(
-                    "fill value must be a number, got {}",
-                    describe(&value)
-                ))
-            })?;
+        let shape = args::shape("fill: shape", &shape)?;
+        let v = args::value("fill: value", &value)?;
+        let dtype = args::dtype_or_f32("fill: dtype", &dtype)?;
         s.fill(&shape, v, dtype).map(JsTensor::new).map_err(to_js)
     }
 
@@ -384,11 +347,14 @@ impl JsSession {
     }
 
     /// Validates and compiles a program.
-    pub fn compile(&self, program: &JsProgram) -> JsResult<JsExecutable> {
-        self.open()?
-            .compile(program.program())
-            .map(JsExecutable::new)
-            .map_err(to_js)
+    pub fn compile(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Program")] program: JsValue,
+    ) -> JsResult<JsExecutable> {
+        let s = self.open()?;
+        let program = JsProgram::resolve("compile: program", &program)?;
+        let result = s.compile(&program.borrow());
+        result.map(JsExecutable::new).map_err(to_js)
     }
 
     /// `tidy(fn)` or `tidy(name, fn)`: tensors created inside `fn` and not returned (a Tensor, or
@@ -401,10 +367,8 @@ impl JsSession {
         #[wasm_bindgen(unchecked_optional_param_type = "(() => TidyResult)")] b: JsValue,
     ) -> JsResult<JsValue> {
         let s = self.open()?;
-        let f = if a.is_function() { a } else { b };
-        let f: js_sys::Function = f
-            .dyn_into()
-            .map_err(|v| to_js(invalid_arg!("tidy needs a function, got {}", describe(&v))))?;
+        let f = if a.is_function() || b.is_undefined() { a } else { b };
+        let f = args::function("tidy: fn", &f)?;
         s.begin_scope();
         let result = f.call0(&JsValue::UNDEFINED);
         let mut ids = std::collections::HashSet::new();
@@ -429,7 +393,7 @@ impl JsSession {
         #[wasm_bindgen(unchecked_param_type = "Tensor")] tensor: JsValue,
     ) -> JsResult<JsValue> {
         let s = self.get()?;
-        let t = JsTensor::expect("keep", &tensor)?;
+        let t = args::tensor("keep: tensor", &tensor)?;
         s.keep(&t);
         Ok(tensor)
     }
@@ -439,9 +403,10 @@ impl JsSession {
     #[wasm_bindgen(skip_typescript)]
     pub async fn profile(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "() => unknown")] f: js_sys::Function,
+        #[wasm_bindgen(unchecked_param_type = "() => unknown")] f: JsValue,
     ) -> JsResult<JsValue> {
         let s = self.open()?;
+        let f = args::function("profile: fn", &f)?;
         s.begin_profile().map_err(to_js)?;
         let mut result = f.call0(&JsValue::UNDEFINED);
         if let Ok(v) = &result {
@@ -471,9 +436,14 @@ impl JsSession {
                 "randomNormal: stddev must be ≥ 0, got {stddev}"
             )));
         }
-        s.random_normal(&shape_arg(&shape)?, mean, stddev, o.seed()?)
-            .map(JsTensor::new)
-            .map_err(to_js)
+        s.random_normal(
+            &args::shape("randomNormal: shape", &shape)?,
+            mean,
+            stddev,
+            o.seed()?,
+        )
+        .map(JsTensor::new)
+        .map_err(to_js)
     }
 
     /// Uniform float32 values in `[min, max)`: `{min = 0, max = 1, seed}`.
@@ -486,7 +456,7 @@ impl JsSession {
         let s = self.open()?;
         let o = RandomArg::parse(&options, &["min", "max", "seed"])?;
         s.random_uniform(
-            &shape_arg(&shape)?,
+            &args::shape("randomUniform: shape", &shape)?,
             o.get("min", 0.0)?,
             o.get("max", 1.0)?,
             o.seed()?,

@@ -4,7 +4,8 @@
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::{describe, to_js, to_value, JsResult};
+use super::args::describe;
+use super::{to_js, to_value, JsResult};
 use crate::error::{invalid_arg, Error};
 use crate::telemetry::{MetricRecord, Snapshots, WatchOptions};
 
@@ -83,6 +84,14 @@ impl JsTelemetry {
         to_value(&serde_json::json!({ "handles": handles, "tensors": tensors, "bytes": bytes }))
     }
 
+    /// Releases the storage of every handle the garbage collector took without `dispose()` (kept,
+    /// accounted, until now); returns `{handles, bytes}` released.
+    #[wasm_bindgen(js_name = releaseForgotten, unchecked_return_type = "ReleasedForgotten")]
+    pub fn release_forgotten() -> JsResult<JsValue> {
+        let (handles, bytes) = crate::telemetry::release_forgotten();
+        to_value(&serde_json::json!({ "handles": handles, "bytes": bytes }))
+    }
+
     /// `[{session, adapter, config, usage}]` for every live session in this page: the pool's settings
     /// and figures, cached bytes broken down by size class (`usage.cachedByClass`: `[class, buffers,
     /// bytes]`).
@@ -145,9 +154,10 @@ impl JsTelemetry {
     /// before each of the three snapshots, and diagnoses. Options: `{warmup = 5, iterations = 20}`.
     #[wasm_bindgen(unchecked_return_type = "Diagnosis")]
     pub async fn watch(
-        #[wasm_bindgen(unchecked_param_type = "(iteration: number) => unknown")] f: js_sys::Function,
+        #[wasm_bindgen(unchecked_param_type = "(iteration: number) => unknown")] f: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "WatchOptions")] options: JsValue,
     ) -> JsResult<JsValue> {
+        let f = super::args::function("watch: fn", &f)?;
         let opts = WatchOptions {
             warmup: count(&options, "warmup", 5)?,
             iterations: count(&options, "iterations", 20)?,

@@ -4,10 +4,11 @@ use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
 
+use super::args;
 use super::registry::Registry;
-use super::{describe, dtype_arg, ints_arg, to_js, JsResult};
+use super::{to_js, JsResult};
 use crate::dtype::DType;
-use crate::error::{invalid_arg, Error};
+use crate::error::Error;
 use crate::ops::{BinaryOp, Op, ReduceOp, UnaryOp};
 use crate::tensor::Tensor;
 
@@ -22,23 +23,14 @@ pub struct JsTensor {
     inner: Option<Rc<Tensor>>,
 }
 
-thread_local! {
-    /// Tensors whose JS handle was garbage-collected without `dispose()`: kept here so their storage
-    /// stays accounted (and reported as forgotten) unless the session opted into release on collect.
-    static FORGOTTEN: std::cell::RefCell<Vec<Rc<Tensor>>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 impl Drop for JsTensor {
-    /// Runs when the JS handle is collected (wasm-bindgen's finalization registry) or `free()`d.
+    /// Runs when the JS handle is collected (wasm-bindgen's finalization registry) or `free()`d:
+    /// the core decides what happens to a tensor nobody disposed (`Tensor::forget`).
     fn drop(&mut self) {
         if let Some(t) = self.inner.take() {
             TENSORS.with(|r| r.remove(t.id()));
-            if !t.is_disposed() && Rc::strong_count(&t) == 1 {
-                let session = &t.core.session;
-                session.owners.forget(t.id());
-                if !session.info.release_on_collect {
-                    FORGOTTEN.with(|f| f.borrow_mut().push(t));
-                }
+            if let Ok(t) = Rc::try_unwrap(t) {
+                t.forget();
             }
         }
     }
@@ -56,34 +48,26 @@ impl JsTensor {
         TENSORS.with(|r| r.resolve(v))
     }
 
-    /// Like [`JsTensor::resolve`], or `INVALID_ARGUMENT` naming `what`.
-    pub(crate) fn expect(what: &str, v: &JsValue) -> JsResult<Rc<Tensor>> {
-        Self::resolve(v).ok_or_else(|| to_js(invalid_arg!("{what} must be a Tensor, got {}", describe(v))))
-    }
-
-    fn op(&self, op: Op, others: &[&JsTensor]) -> JsResult<JsTensor> {
+    fn op(&self, op: Op, others: &[(&str, &JsValue)]) -> JsResult<JsTensor> {
         let t = self.live()?;
-        let others = others.iter().map(|o| o.live()).collect::<JsResult<Vec<_>>>()?;
+        let others = others
+            .iter()
+            .map(|(what, v)| args::tensor(&format!("{}: argument '{what}'", op.name()), v))
+            .collect::<JsResult<Vec<_>>>()?;
         let refs: Vec<&Tensor> = others.iter().map(|o| o.as_ref()).collect();
         t.apply(&op, &refs).map(JsTensor::new).map_err(to_js)
     }
 
-    fn reduce(&self, op: ReduceOp, axes: JsValue, keep_dims: Option<bool>) -> JsResult<JsTensor> {
-        let axes = if axes.is_undefined() || axes.is_null() {
-            vec![]
-        } else if let Some(a) = axes.as_f64() {
-            ints_arg("axes", &js_sys::Array::of1(&a.into()))?
-        } else {
-            ints_arg("axes", &axes)?
-        };
-        self.op(
-            Op::Reduce {
-                op,
-                axes,
-                keep_dims: keep_dims.unwrap_or(false),
-            },
-            &[],
-        )
+    fn reduce(&self, op: ReduceOp, axes: JsValue, keep_dims: JsValue) -> JsResult<JsTensor> {
+        let name = Op::Reduce {
+            op,
+            axes: vec![],
+            keep_dims: false,
+        }
+        .name();
+        let axes = args::axes(&format!("{name}: axes"), &axes)?;
+        let keep_dims = args::bool_or(&format!("{name}: keepDims"), &keep_dims, false)?;
+        self.op(Op::Reduce { op, axes, keep_dims }, &[])
     }
 
     pub(crate) fn placeholder() -> JsTensor {
@@ -109,21 +93,16 @@ impl JsTensor {
     }
 }
 
-fn typed_array(dtype: DType, words: Vec<u32>) -> JsValue {
+/// The TypedArray of a dtype made from a mapped readback: one host copy, made by JS from the mapped
+/// memory (`slice`), never through wasm memory; `bool` then narrows each word to a byte.
+fn typed_array(dtype: DType, view: &wgpu::BufferView) -> JsValue {
+    let bytes = view.as_uint8array().slice(0, view.as_uint8array().length());
+    let buffer = bytes.buffer();
     match dtype {
-        DType::Float32 => {
-            let v: Vec<f32> = words.into_iter().map(f32::from_bits).collect();
-            js_sys::Float32Array::from(&v[..]).into()
-        }
-        DType::Int32 => {
-            let v: Vec<i32> = words.into_iter().map(|w| w as i32).collect();
-            js_sys::Int32Array::from(&v[..]).into()
-        }
-        DType::Uint32 => js_sys::Uint32Array::from(&words[..]).into(),
-        DType::Bool => {
-            let v: Vec<u8> = words.into_iter().map(|w| (w != 0) as u8).collect();
-            js_sys::Uint8Array::from(&v[..]).into()
-        }
+        DType::Float32 => js_sys::Float32Array::new(&buffer).into(),
+        DType::Int32 => js_sys::Int32Array::new(&buffer).into(),
+        DType::Uint32 => js_sys::Uint32Array::new(&buffer).into(),
+        DType::Bool => js_sys::Uint8Array::new(&js_sys::Uint32Array::new(&buffer)).into(),
     }
 }
 
@@ -185,8 +164,8 @@ impl JsTensor {
     #[wasm_bindgen(unchecked_return_type = "AnyTypedArray")]
     pub async fn to_array(&self) -> JsResult<JsValue> {
         let t = self.live()?;
-        let words = t.read_words().await.map_err(to_js)?;
-        Ok(typed_array(t.dtype(), words))
+        let dtype = t.dtype();
+        t.read_with(|view| typed_array(dtype, view)).await.map_err(to_js)
     }
 
     /// Alias of `to_array()`.
@@ -222,8 +201,11 @@ macro_rules! js_binary {
         #[wasm_bindgen(js_class = Tensor)]
         impl JsTensor {$(
             #[doc = concat!("Elementwise `", stringify!($name), "` with broadcasting.")]
-            pub fn $name(&self, other: &JsTensor) -> JsResult<JsTensor> {
-                self.op(Op::Binary(BinaryOp::$op), &[other])
+            pub fn $name(
+                &self,
+                #[wasm_bindgen(unchecked_param_type = "Tensor")] other: JsValue,
+            ) -> JsResult<JsTensor> {
+                self.op(Op::Binary(BinaryOp::$op), &[("other", &other)])
             }
         )*}
     };
@@ -238,7 +220,7 @@ macro_rules! js_reduce {
             pub fn $name(
                 &self,
                 #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
-                #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: Option<bool>,
+                #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: JsValue,
             ) -> JsResult<JsTensor> {
                 self.reduce(ReduceOp::$op, axes, keep_dims)
             }
@@ -250,13 +232,19 @@ js_reduce!(sum => Sum, mean => Mean, max => Max, min => Min);
 #[wasm_bindgen(js_class = Tensor)]
 impl JsTensor {
     /// Matrix product over the last two dims; leading dims broadcast.
-    pub fn matmul(&self, other: &JsTensor) -> JsResult<JsTensor> {
-        self.op(Op::MatMul, &[other])
+    pub fn matmul(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Tensor")] other: JsValue,
+    ) -> JsResult<JsTensor> {
+        self.op(Op::MatMul, &[("other", &other)])
     }
 
     /// Softmax along `axis` (default -1).
-    pub fn softmax(&self, axis: Option<f64>) -> JsResult<JsTensor> {
-        let axis = ints_arg("axis", &js_sys::Array::of1(&axis.unwrap_or(-1.0).into()))?[0];
+    pub fn softmax(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
+    ) -> JsResult<JsTensor> {
+        let axis = args::int_or("softmax: axis", &axis, -1)?;
         self.op(Op::Softmax { axis }, &[])
     }
 
@@ -265,12 +253,8 @@ impl JsTensor {
         &self,
         #[wasm_bindgen(unchecked_param_type = "number[]")] shape: JsValue,
     ) -> JsResult<JsTensor> {
-        self.op(
-            Op::Reshape {
-                shape: ints_arg("shape", &shape)?,
-            },
-            &[],
-        )
+        let shape = args::ints("reshape: shape", &shape)?;
+        self.op(Op::Reshape { shape }, &[])
     }
 
     /// Permutes axes (default reverses).
@@ -278,17 +262,13 @@ impl JsTensor {
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "number[]")] perm: JsValue,
     ) -> JsResult<JsTensor> {
-        let perm = if perm.is_undefined() || perm.is_null() {
-            None
-        } else {
-            Some(ints_arg("perm", &perm)?)
-        };
+        let perm = args::opt_ints("transpose: perm", &perm)?;
         self.op(Op::Transpose { perm }, &[])
     }
 
     /// Converts to `dtype`.
-    pub fn cast(&self, #[wasm_bindgen(unchecked_param_type = "DType")] dtype: String) -> JsResult<JsTensor> {
-        self.op(Op::Cast(dtype_arg(Some(dtype))?), &[])
+    pub fn cast(&self, #[wasm_bindgen(unchecked_param_type = "DType")] dtype: JsValue) -> JsResult<JsTensor> {
+        self.op(Op::Cast(args::dtype("cast: dtype", &dtype)?), &[])
     }
 
     /// A copy with its own storage.

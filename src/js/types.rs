@@ -89,6 +89,8 @@ export interface OwnerGroup {
   origin: string; count: number; bytes: number; oldestIteration: number; forgotten: number; stack?: string;
 }
 export interface Forgotten { handles: number; tensors: number; bytes: number }
+/** `telemetry.releaseForgotten()`: what was released. */
+export interface ReleasedForgotten { handles: number; bytes: number }
 export type Verdict = 'steady' | 'ownership-leak' | 'pool-retention' | 'shape-growth' | 'process-growth';
 export interface Evidence { metric: string; before: number; warm: number; after: number; delta: number; perIteration?: number }
 export interface Snapshots {

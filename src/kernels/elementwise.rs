@@ -10,8 +10,7 @@ const BINARY: &str = include_str!("../../shaders/binary.wgsl");
 const CAST: &str = include_str!("../../shaders/cast.wgsl");
 
 fn groups(len: u64) -> (u32, u32, u32) {
-    let (x, y) = grid(len.div_ceil(WORKGROUP as u64));
-    (x, y, 1)
+    grid(len.div_ceil(WORKGROUP as u64))
 }
 
 /// The body of `f(x)` for a unary op over `T` (the WGSL type `t`).

@@ -107,6 +107,6 @@ pub(crate) fn record_fused(
         }));
     }
     let inputs: Vec<(&wgpu::Buffer, u64)> = leaves.iter().map(|l| (l.buffer, l.len())).collect();
-    let (x, y) = grid(len.div_ceil(WORKGROUP as u64));
-    dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, (x, y, 1));
+    let groups = grid(len.div_ceil(WORKGROUP as u64));
+    dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, groups);
 }

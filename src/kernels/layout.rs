@@ -22,7 +22,7 @@ pub(super) fn transpose(
     let p = ctx
         .cache
         .pipeline(ctx.device, "gather", "", || GATHER.to_string());
-    let (x, y) = grid(len.div_ceil(WORKGROUP as u64));
+    let groups = grid(len.div_ceil(WORKGROUP as u64));
     dispatch(
         ctx,
         enc,
@@ -30,7 +30,7 @@ pub(super) fn transpose(
         (out.buffer, len),
         &params,
         &[(a.buffer, a.len())],
-        (x, y, 1),
+        groups,
     );
     Ok(())
 }

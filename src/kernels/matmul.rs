@@ -2,8 +2,7 @@
 //! large outputs, `shaders/matmul_small.wgsl` (16×16 tiles, one output per thread) when the large
 //! tiling would leave too few workgroups to fill the device (fewer than [`MIN_LARGE_GROUPS`]).
 
-use super::{dispatch, strides, wgsl_type, Ctx, Operand};
-use crate::error::{Error, Result};
+use super::{dispatch, strides, wgsl_type, Ctx, Operand, MAX_GROUPS_PER_DIM};
 
 const MATMUL: &str = include_str!("../../shaders/matmul.wgsl");
 const MATMUL_SMALL: &str = include_str!("../../shaders/matmul_small.wgsl");
@@ -16,24 +15,14 @@ const SMALL_TILE: usize = 16;
 /// (whose products have 64×256 and 64×10 outputs) 1.7× slower when it was used for everything.
 const MIN_LARGE_GROUPS: usize = 16;
 
-pub(super) fn matmul(
-    ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
-    a: Operand,
-    b: Operand,
-    out: Operand,
-) -> Result<()> {
+pub(super) fn matmul(ctx: &Ctx, enc: &mut wgpu::CommandEncoder, a: Operand, b: Operand, out: Operand) {
     let (ra, rb, ro) = (a.shape.len(), b.shape.len(), out.shape.len());
     let (m, k, n) = (a.shape[ra - 2], a.shape[ra - 1], b.shape[rb - 1]);
     let batch_dims = &out.shape[..ro - 2];
     let batch: usize = batch_dims.iter().product();
-    if batch > 65_535 {
-        return Err(Error::Unsupported(format!(
-            "matmul over {batch} batches (at most 65535)"
-        )));
-    }
     let br = batch_dims.len();
-    let mut params = vec![m as u32, k as u32, n as u32, br as u32];
+    // [4..7] are the group offsets of each dispatch of a split grid
+    let mut params = vec![m as u32, k as u32, n as u32, br as u32, 0, 0, 0];
     params.extend(batch_dims.iter().map(|&d| d as u32));
     for (side, mat) in [(a, m * k), (b, k * n)] {
         let bd = &side.shape[..side.shape.len() - 2];
@@ -59,19 +48,24 @@ pub(super) fn matmul(
     let p = ctx
         .cache
         .pipeline(ctx.device, kernel, t, || format!("alias T = {t};\n{source}"));
-    let groups = (
-        n.div_ceil(tile) as u32,
-        m.div_ceil(tile) as u32,
-        batch.max(1) as u32,
-    );
-    dispatch(
-        ctx,
-        enc,
-        &p,
-        (out.buffer, out.len()),
-        &params,
-        &[(a.buffer, a.len()), (b.buffer, b.len())],
-        groups,
-    );
-    Ok(())
+    let groups = [n.div_ceil(tile), m.div_ceil(tile), batch.max(1)];
+    // Each dimension may exceed WebGPU's 65535 workgroups: record one dispatch per chunk.
+    let chunks = |d: usize| (0..groups[d]).step_by(MAX_GROUPS_PER_DIM as usize);
+    for z in chunks(2) {
+        for y in chunks(1) {
+            for x in chunks(0) {
+                let size = |d: usize, at: usize| (groups[d] - at).min(MAX_GROUPS_PER_DIM as usize) as u32;
+                params[4..7].copy_from_slice(&[x as u32, y as u32, z as u32]);
+                dispatch(
+                    ctx,
+                    enc,
+                    &p,
+                    (out.buffer, out.len()),
+                    &params,
+                    &[(a.buffer, a.len()), (b.buffer, b.len())],
+                    (size(0, x), size(1, y), size(2, z)),
+                );
+            }
+        }
+    }
 }

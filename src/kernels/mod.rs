@@ -12,12 +12,11 @@ mod layout;
 mod matmul;
 mod reduce;
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use wgpu::util::DeviceExt;
 
-use crate::accounting::Ledger;
+use crate::accounting::{Exec, Ledger};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::ops::Op;
@@ -25,19 +24,32 @@ use crate::ops::Op;
 /// Threads per workgroup used by the 1-D kernels.
 pub(crate) const WORKGROUP: u32 = 256;
 /// Largest workgroup count per dimension (WebGPU's default limit).
-const MAX_GROUPS_PER_DIM: u32 = 65_535;
+pub(crate) const MAX_GROUPS_PER_DIM: u32 = 65_535;
 
 pub(crate) use fused::record_fused;
 
 const FILL: &str = include_str!("../../shaders/fill.wgsl");
 
-/// Pipelines created so far, by `(kernel, specialisation)`.
-#[derive(Default)]
+/// Pipelines a session keeps (least recently used evicted first, counted in
+/// `compute.execution/pipeline_cache_evictions`).
+pub const MAX_PIPELINES: usize = 256;
+
+/// Pipelines created so far, by `(kernel, specialisation)`, bounded by [`MAX_PIPELINES`].
 pub(crate) struct KernelCache {
-    pipelines: Mutex<HashMap<(&'static str, String), wgpu::ComputePipeline>>,
+    pipelines: Mutex<lru::LruCache<(&'static str, String), wgpu::ComputePipeline>>,
+    ledger: Arc<Ledger>,
 }
 
 impl KernelCache {
+    /// An empty cache reporting to `ledger`.
+    pub(crate) fn new(ledger: Arc<Ledger>) -> KernelCache {
+        let capacity = std::num::NonZeroUsize::new(MAX_PIPELINES).unwrap_or(std::num::NonZeroUsize::MIN);
+        KernelCache {
+            pipelines: Mutex::new(lru::LruCache::new(capacity)),
+            ledger,
+        }
+    }
+
     /// The pipeline for `kernel` specialised by `key`, compiling `source()` on first use.
     pub(crate) fn pipeline(
         &self,
@@ -47,27 +59,38 @@ impl KernelCache {
         source: impl FnOnce() -> String,
     ) -> wgpu::ComputePipeline {
         let mut map = self.pipelines.lock().unwrap_or_else(|p| p.into_inner());
-        map.entry((kernel, key.to_string()))
-            .or_insert_with(|| {
-                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some(kernel),
-                    source: wgpu::ShaderSource::Wgsl(source().into()),
-                });
-                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(kernel),
-                    layout: None,
-                    module: &module,
-                    entry_point: Some("main"),
-                    compilation_options: Default::default(),
-                    cache: None,
-                })
-            })
-            .clone()
+        let k = (kernel, key.to_string());
+        if let Some(p) = map.get(&k) {
+            return p.clone();
+        }
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(kernel),
+            source: wgpu::ShaderSource::Wgsl(source().into()),
+        });
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(kernel),
+            layout: None,
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        match map.push(k, pipeline.clone()) {
+            Some(_) => self.ledger.count(Exec::PipelineEviction),
+            None => self.ledger.count(Exec::Pipelines(1)),
+        }
+        pipeline
     }
 
-    /// Number of pipelines created.
+    /// Number of pipelines cached.
     pub(crate) fn len(&self) -> usize {
         self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}
+
+impl Drop for KernelCache {
+    fn drop(&mut self) {
+        self.ledger.count(Exec::Pipelines(-(self.len() as i64)));
     }
 }
 
@@ -79,6 +102,19 @@ pub(crate) struct Ctx<'a> {
     /// The adapter runs on the CPU (lavapipe, SwiftShader): few cores, so occupancy never limits
     /// and the kernels with the most work per thread win.
     pub cpu_adapter: bool,
+    /// Dispatches recorded and not yet submitted: counted in `compute.execution/dispatches` only
+    /// by [`Ctx::submit`], so a call that fails before it submits counts nothing.
+    pub recorded: std::cell::Cell<u64>,
+}
+
+impl Ctx<'_> {
+    /// Submits `enc` and counts the dispatches recorded into it.
+    pub(crate) fn submit(&self, queue: &wgpu::Queue, enc: wgpu::CommandEncoder) {
+        queue.submit([enc.finish()]);
+        for _ in 0..self.recorded.take() {
+            self.ledger.dispatched();
+        }
+    }
 }
 
 /// One tensor operand: its buffer, shape and dtype.
@@ -95,13 +131,17 @@ impl Operand<'_> {
     }
 }
 
-/// A 2-D workgroup grid covering `groups` workgroups; kernels linearise it as
-/// `wid.y * groups.x + wid.x`.
-pub(crate) fn grid(groups: u64) -> (u32, u32) {
+/// A workgroup grid covering `groups` workgroups, at most 65,535 per dimension; kernels linearise
+/// it as `(wid.z * groups.y + wid.y) * groups.x + wid.x` and skip the excess. Any `u32` count of
+/// workgroups fits (65,535³ > 2³²).
+pub(crate) fn grid(groups: u64) -> (u32, u32, u32) {
+    let max = MAX_GROUPS_PER_DIM as u64;
     let groups = groups.max(1);
-    let x = groups.min(MAX_GROUPS_PER_DIM as u64) as u32;
-    let y = groups.div_ceil(x as u64) as u32;
-    (x, y)
+    let x = groups.min(max);
+    let rows = groups.div_ceil(x);
+    let y = rows.min(max);
+    let z = rows.div_ceil(y);
+    (x as u32, y as u32, z as u32)
 }
 
 /// The WGSL type of a dtype's elements (bool is a `u32` 0/1).
@@ -170,14 +210,14 @@ pub(crate) fn dispatch(
     pass.set_pipeline(pipeline);
     pass.set_bind_group(0, &bind, &[]);
     pass.dispatch_workgroups(groups.0, groups.1, groups.2);
-    ctx.ledger.dispatched();
+    ctx.recorded.set(ctx.recorded.get() + 1);
 }
 
 /// Records a fill of the first `len` words of `out` with `word`.
 pub(crate) fn fill(ctx: &Ctx, enc: &mut wgpu::CommandEncoder, out: &wgpu::Buffer, len: u64, word: u32) {
     let p = ctx.cache.pipeline(ctx.device, "fill", "", || FILL.to_string());
-    let (x, y) = grid(len.div_ceil(WORKGROUP as u64));
-    dispatch(ctx, enc, &p, (out, len), &[len as u32, word], &[], (x, y, 1));
+    let groups = grid(len.div_ceil(WORKGROUP as u64));
+    dispatch(ctx, enc, &p, (out, len), &[len as u32, word], &[], groups);
 }
 
 /// Records `op(args) → out`. Shapes and dtypes must already have been checked with
@@ -193,7 +233,7 @@ pub(crate) fn record(
         Op::Unary(u) => elementwise::unary(ctx, enc, *u, args[0], out),
         Op::Binary(b) => elementwise::binary(ctx, enc, *b, args[0], args[1], out),
         Op::Cast(_) => elementwise::cast(ctx, enc, args[0], out),
-        Op::MatMul => matmul::matmul(ctx, enc, args[0], args[1], out)?,
+        Op::MatMul => matmul::matmul(ctx, enc, args[0], args[1], out),
         Op::Reduce { op, axes, .. } => reduce::reduce(ctx, enc, *op, axes, args[0], out)?,
         Op::Softmax { axis } => reduce::softmax(ctx, enc, *axis, args[0], out)?,
         Op::Reshape { .. } | Op::Clone => {

@@ -69,7 +69,7 @@ pub(super) fn reduce(
     let p = ctx.cache.pipeline(ctx.device, "reduce", &key, || {
         format!("alias T = {t};\nconst MEAN: bool = {mean};\nfn combine(x: T, y: T) -> T {{ return {combine}; }}\n{REDUCE}")
     });
-    let (x, y) = grid(out_len);
+    let groups = grid(out_len);
     dispatch(
         ctx,
         enc,
@@ -77,7 +77,7 @@ pub(super) fn reduce(
         (out.buffer, out_len),
         &params,
         &[(a.buffer, a.len())],
-        (x, y, 1),
+        groups,
     );
     Ok(())
 }
@@ -97,7 +97,7 @@ pub(super) fn softmax(
     let p = ctx
         .cache
         .pipeline(ctx.device, "softmax", "", || SOFTMAX.to_string());
-    let (x, y) = grid(rows as u64);
+    let groups = grid(rows as u64);
     dispatch(
         ctx,
         enc,
@@ -105,7 +105,7 @@ pub(super) fn softmax(
         (out.buffer, out.len()),
         &[rows as u32, len as u32, inner as u32],
         &[(a.buffer, a.len())],
-        (x, y, 1),
+        groups,
     );
     Ok(())
 }

@@ -227,26 +227,37 @@ pub fn infer(op: &Op, args: &[(Dims, DType)]) -> Result<(Dims, DType)> {
 
 fn reshape(s: &[Option<usize>], target: &[i64]) -> Result<Dims> {
     let inferred = target.iter().filter(|&&x| x == -1).count();
-    if inferred > 1 || target.iter().any(|&x| x == 0 || x < -1) {
+    let max = crate::shape::MAX_ELEMENTS as i64;
+    if inferred > 1 || target.iter().any(|&x| x == 0 || x < -1 || x > max) {
         return Err(Error::InvalidArgument(format!(
-            "reshape: target {target:?} may hold positive dims and at most one -1"
+            "reshape: target {target:?} may hold positive dims (at most {max}) and at most one -1"
         )));
     }
-    let known: Option<usize> = s
+    // Checked 64-bit products: the same result on wasm32 and native, never wrapped.
+    let known: Option<u64> = s
         .iter()
-        .try_fold(1usize, |acc, d| d.and_then(|d| acc.checked_mul(d)));
-    let fixed: usize = target.iter().filter(|&&x| x > 0).map(|&x| x as usize).product();
+        .try_fold(1u64, |acc, d| d.and_then(|d| acc.checked_mul(d as u64)));
+    let fixed: u64 = target
+        .iter()
+        .filter(|&&x| x > 0)
+        .try_fold(1u64, |acc, &x| {
+            acc.checked_mul(x as u64).filter(|&n| n <= max as u64)
+        })
+        .ok_or_else(|| {
+            Error::InvalidArgument(format!("reshape: target {target:?} has more than {max} elements"))
+        })?;
     let mut out: Dims = target.iter().map(|&x| (x > 0).then_some(x as usize)).collect();
     match known {
         Some(total) if inferred == 1 => {
-            if fixed == 0 || total % fixed != 0 {
+            if total % fixed != 0 {
                 return Err(Error::ShapeMismatch(format!(
                     "reshape: {} elements cannot fill {target:?}",
                     total
                 )));
             }
-            let pos = target.iter().position(|&x| x == -1).unwrap();
-            out[pos] = Some(total / fixed);
+            if let Some(pos) = target.iter().position(|&x| x == -1) {
+                out[pos] = Some((total / fixed) as usize);
+            }
         }
         Some(total) if total != fixed => {
             return Err(Error::ShapeMismatch(format!(

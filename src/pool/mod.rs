@@ -38,6 +38,12 @@ pub trait Storage {
     fn alloc(&mut self, size: u64) -> Result<Self::Buffer>;
     /// Destroys a buffer made by `alloc`.
     fn dealloc(&mut self, buffer: Self::Buffer);
+    /// The largest buffer `alloc` can make (the device's `maxBufferSize` and storage binding
+    /// limit). The pool checks it before it evicts anything, so a request that can never fit
+    /// changes nothing.
+    fn max_buffer_size(&self) -> u64 {
+        u64::MAX
+    }
 }
 
 /// A buffer handed out by the pool. Give it back with [`Pool::release`].
@@ -145,13 +151,46 @@ impl<S: Storage> Pool<S> {
         &mut self.storage
     }
 
-    /// Hands out a buffer of at least `bytes` (> 0, a multiple of 4) bytes.
-    pub fn acquire(&mut self, bytes: u64) -> Result<Lease<S::Buffer>> {
-        let class = if bytes > self.config.oversize_threshold_bytes {
+    /// The class a request of `bytes` is served from, or `None` for an exact-size (oversize) buffer.
+    fn class_of(&self, bytes: u64) -> Option<u64> {
+        if bytes > self.config.oversize_threshold_bytes {
             None
         } else {
             self.config.size_classes.class_for(bytes)
-        };
+        }
+    }
+
+    /// Bytes of the device buffer a request of `bytes` takes (its size class, or exact when oversize).
+    pub fn rounded(&self, bytes: u64) -> u64 {
+        self.class_of(bytes).unwrap_or(bytes)
+    }
+
+    /// Checks, changing nothing, that buffers of these (rounded) sizes could be in use at once on
+    /// top of what is in use now: each fits the device, and their sum fits under the bound once
+    /// the cache is evicted. A run or a multi-buffer creation calls this first, so it fails before
+    /// its first acquisition; every acquisition after a successful check succeeds (the caller holds
+    /// the session's submission lock, so nothing else acquires in between).
+    pub fn check_fits(&self, total_rounded: u64, largest_rounded: u64) -> Result<()> {
+        if largest_rounded > self.storage.max_buffer_size() {
+            return Err(self.never_fits(largest_rounded));
+        }
+        let in_use_bytes = self.held - self.cached;
+        if in_use_bytes.saturating_add(total_rounded) > self.config.max_total_bytes {
+            let detail = if total_rounded != largest_rounded {
+                format!("; the call needs {total_rounded} bytes of buffers at once")
+            } else {
+                String::new()
+            };
+            return Err(self.out_of_memory(total_rounded, &detail));
+        }
+        Ok(())
+    }
+
+    /// Hands out a buffer of at least `bytes` (> 0, a multiple of 4) bytes. Fails with
+    /// `OUT_OF_MEMORY` before anything changes (no eviction, no counter) when the buffer cannot
+    /// fit the device or the bound.
+    pub fn acquire(&mut self, bytes: u64) -> Result<Lease<S::Buffer>> {
+        let class = self.class_of(bytes);
         if let Some(class) = class {
             if let Some(entry) = self.free.get_mut(&class).and_then(|q| q.pop_back()) {
                 self.lru.remove(&entry.stamp);
@@ -176,20 +215,17 @@ impl<S: Storage> Pool<S> {
             }
         }
         let size = class.unwrap_or(bytes);
-        let in_use_bytes = self.held - self.cached;
-        if in_use_bytes.saturating_add(size) > self.config.max_total_bytes {
-            return Err(self.out_of_memory(size, ""));
-        }
-        // Evict (oldest first) until the new buffer fits under the bound.
+        self.check_fits(size, size)?;
+        // Evict (oldest first) until the new buffer fits under the bound; the check above
+        // guarantees the cache covers it.
         let mut evicted = 0u64;
         let mut evicted_bytes = 0u64;
         while self.held - evicted_bytes + size > self.config.max_total_bytes {
-            let (_, class) = self
-                .lru
-                .pop_first()
-                .expect("in-use bytes fit, so the cache covers the rest");
-            let q = self.free.get_mut(&class).expect("lru and free lists agree");
-            let entry = q.pop_front().expect("lru and free lists agree");
+            let Some((_, class)) = self.lru.pop_first() else {
+                break;
+            };
+            let Some(q) = self.free.get_mut(&class) else { break };
+            let Some(entry) = q.pop_front() else { break };
             if q.is_empty() {
                 self.free.remove(&class);
             }
@@ -203,7 +239,8 @@ impl<S: Storage> Pool<S> {
         let buffer = match self.storage.alloc(size) {
             Ok(b) => b,
             Err(e) => {
-                // Evictions already happened and are real; report them, then fail.
+                // The device refused after the checks (it ran out of memory of its own): the
+                // evictions already happened and are real; report them, then fail.
                 self.ledger.pool_changed(PoolDelta {
                     held: -(evicted_bytes as i64),
                     cached: -(evicted_bytes as i64),
@@ -308,6 +345,16 @@ impl<S: Storage> Pool<S> {
                 .map(|(&c, q)| (c, q.len() as u64, c * q.len() as u64))
                 .collect(),
         }
+    }
+
+    fn never_fits(&self, size: u64) -> Error {
+        self.out_of_memory(
+            size,
+            &format!(
+                "; it never fits: the device's largest storage buffer is {} bytes",
+                self.storage.max_buffer_size()
+            ),
+        )
     }
 
     fn out_of_memory(&self, size: u64, detail: &str) -> Error {

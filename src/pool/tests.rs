@@ -10,6 +10,8 @@ struct FakeDevice {
     alive: std::collections::BTreeMap<u64, u64>,
     log: Vec<String>,
     fail_next_alloc: bool,
+    /// The largest buffer the stand-in device makes (`None`: no limit).
+    max: Option<u64>,
 }
 
 impl Storage for FakeDevice {
@@ -34,6 +36,40 @@ impl Storage for FakeDevice {
         assert!(self.alive.remove(&b).is_some(), "double free of {b}");
         self.log.push(format!("free {b}"));
     }
+    fn max_buffer_size(&self) -> u64 {
+        self.max.unwrap_or(u64::MAX)
+    }
+}
+
+/// A request above the device's largest buffer fails before anything is evicted: the ledger and
+/// the cache are exactly as they were (the evict-then-fail path of the device limit).
+#[test]
+fn the_device_limit_is_checked_before_evicting() {
+    let mut p = pool(1 << 20, 1 << 20);
+    p.storage_mut().max = Some(300 * 1024);
+    let leases: Vec<_> = (0..3).map(|_| p.acquire(256 * 1024).unwrap()).collect();
+    for l in leases {
+        p.release(l);
+    }
+    let before = snap(&p);
+    let log = p.storage().log.len();
+    let e = p.acquire(600 * 1024).unwrap_err(); // fits the bound after evicting, not the device
+    assert_eq!(e.code(), "OUT_OF_MEMORY");
+    assert!(e.to_string().contains("never fits"), "{e}");
+    assert_eq!(snap(&p), before, "no counter moved");
+    assert_eq!(p.storage().log.len(), log, "nothing was freed or made");
+    assert_eq!(p.usage().buffers_cached, 3);
+    // check_fits agrees with acquire and changes nothing either
+    assert!(p.check_fits(512 * 1024, 256 * 1024).is_ok());
+    assert_eq!(
+        p.check_fits(1 << 21, 256 * 1024).unwrap_err().code(),
+        "OUT_OF_MEMORY"
+    );
+    assert_eq!(
+        p.check_fits(400 * 1024, 400 * 1024).unwrap_err().code(),
+        "OUT_OF_MEMORY"
+    );
+    assert_eq!(snap(&p), before);
 }
 
 fn pool(max: u64, oversize: u64) -> Pool<FakeDevice> {

@@ -7,8 +7,10 @@ use super::{Node, NodeId, Program};
 use crate::error::{Error, Result};
 use crate::ops::infer;
 
+/// `byteLength` of a shape whose element count was checked ([`crate::shape::element_count`]):
+/// 64-bit arithmetic, the same on wasm32 and native.
 fn bytes(shape: &[usize]) -> u64 {
-    shape.iter().product::<usize>() as u64 * 4
+    shape.iter().map(|&d| d as u64).product::<u64>() * 4
 }
 
 /// What a run of one specialisation holds, in bytes (`byteLength`, no size-class rounding).
@@ -37,7 +39,43 @@ pub struct Plan {
     pub(crate) reads: Vec<Vec<NodeId>>,
     /// Elementwise chains computed in one kernel.
     pub(crate) fusion: super::fusion::Fusion,
+    /// For each assignment (in declaration order): whether its source is a state slot that another
+    /// assignment overwrites, so the run copies the source aside first (assignments read their
+    /// sources as of the start of the run: swaps and rotations work).
+    pub(crate) staged: Vec<bool>,
+    /// Every storage the run acquires, in order, and when each is released: the schedule
+    /// [`Plan::peak_with`] and the memory plan are computed from.
+    pub(crate) schedule: Vec<Step>,
     pub(crate) memory: MemoryPlan,
+}
+
+/// One event of a run's schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// A storage of this many bytes is acquired: an intermediate (`true`) or an output (`false`).
+    Acquire(u64, bool),
+    /// An intermediate of this many bytes goes back to the pool.
+    Release(u64),
+}
+
+impl Plan {
+    /// The largest total of `round(bytes)` the run holds at once, and its largest single buffer:
+    /// with the pool's size-class rounding, what the run must reserve before its first dispatch.
+    pub(crate) fn peak_with(&self, round: &dyn Fn(u64) -> u64) -> (u64, u64) {
+        let (mut live, mut peak, mut largest) = (0u64, 0u64, 0u64);
+        for step in &self.schedule {
+            match *step {
+                Step::Acquire(b, _) => {
+                    let r = round(b);
+                    live += r;
+                    largest = largest.max(r);
+                    peak = peak.max(live);
+                }
+                Step::Release(b) => live -= round(b),
+            }
+        }
+        (peak, largest)
+    }
 }
 
 /// Concrete input shapes in declaration order, from a name → shape lookup (static dims need none).
@@ -93,7 +131,11 @@ pub fn specialise(p: &Program, inputs: &[Vec<usize>]) -> Result<Plan> {
                     }
                     other => other,
                 })?;
-                (dims.into_iter().map(|d| d.expect("concrete")).collect(), dtype)
+                let shape: Vec<usize> = dims.into_iter().map(|d| d.unwrap_or(0)).collect();
+                crate::shape::element_count(&shape).map_err(|e| {
+                    Error::InvalidArgument(format!("node {i} ({}) for inputs {inputs:?}: {e}", op.name()))
+                })?;
+                (shape, dtype)
             }
         };
         shapes.push(shape);
@@ -128,57 +170,84 @@ pub fn specialise(p: &Program, inputs: &[Vec<usize>]) -> Result<Plan> {
     for (_, n) in p.outputs().iter().chain(p.assigns()) {
         last_use[*n] = usize::MAX;
     }
-    let memory = simulate(p, &shapes, &last_use, &reads, &fusion);
+    let assigned: Vec<&str> = p.assigns().iter().map(|(s, _)| s.as_str()).collect();
+    let staged: Vec<bool> = p
+        .assigns()
+        .iter()
+        .map(|(dst, n)| match &nodes[*n] {
+            Node::State { name, .. } => name != dst && assigned.contains(&name.as_str()),
+            _ => false,
+        })
+        .collect();
+    let schedule = schedule(p, &shapes, &last_use, &reads, &fusion, &staged);
+    let memory = memory_plan(p, &schedule);
     Ok(Plan {
         shapes,
         dtypes: types,
         last_use,
         reads,
         fusion,
+        staged,
+        schedule,
         memory,
     })
 }
 
-/// Walks the schedule `run` follows and totals what it holds.
-fn simulate(
+/// The acquisitions and releases `run` performs, in its order: each op node's buffer when it runs
+/// (fused nodes have none), intermediates released after their last reader, then the output
+/// copies (outputs naming a non-op node, or an op node a second time), then the staging copies of
+/// assignment sources. Everything still held is released (intermediates) or returned (outputs).
+fn schedule(
     p: &Program,
     shapes: &[Vec<usize>],
     last_use: &[usize],
     reads: &[Vec<NodeId>],
     fusion: &super::fusion::Fusion,
-) -> MemoryPlan {
+    staged: &[bool],
+) -> Vec<Step> {
     let nodes = p.nodes();
     let output_nodes: Vec<NodeId> = p.outputs().iter().map(|(_, n)| *n).collect();
-    let (mut live_mid, mut peak_mid, mut outs, mut peak) = (0u64, 0u64, 0u64, 0u64);
+    let mut steps = Vec::new();
     let mut freed = vec![false; nodes.len()];
     for (i, node) in nodes.iter().enumerate() {
         if !matches!(node, Node::Op { .. }) || fusion.fused_into[i].is_some() {
             continue; // fused nodes never have a buffer
         }
-        let args = &reads[i];
-        if output_nodes.contains(&i) {
-            outs += bytes(&shapes[i]);
-        } else if last_use[i] != i {
-            live_mid += bytes(&shapes[i]);
-        }
-        peak_mid = peak_mid.max(live_mid);
-        peak = peak.max(live_mid + outs);
-        for &a in args.iter() {
+        steps.push(Step::Acquire(bytes(&shapes[i]), !output_nodes.contains(&i)));
+        for &a in &reads[i] {
             let is_mid = matches!(nodes[a], Node::Op { .. }) && !output_nodes.contains(&a);
             if is_mid && last_use[a] == i && !freed[a] {
                 freed[a] = true;
-                live_mid -= bytes(&shapes[a]);
+                steps.push(Step::Release(bytes(&shapes[a])));
             }
         }
     }
-    // outputs that name a non-op node, or an op node twice, are copies made at the end
     let mut seen = vec![false; nodes.len()];
     for &n in &output_nodes {
         if !matches!(nodes[n], Node::Op { .. }) || std::mem::replace(&mut seen[n], true) {
-            outs += bytes(&shapes[n]);
+            steps.push(Step::Acquire(bytes(&shapes[n]), false));
         }
     }
-    peak = peak.max(live_mid + outs);
+    for ((_, n), &stage) in p.assigns().iter().zip(staged) {
+        if stage {
+            steps.push(Step::Acquire(bytes(&shapes[*n]), true));
+        }
+    }
+    steps
+}
+
+/// Totals what a schedule holds (no rounding: `byteLength`s, as `compute.storage` counts them).
+fn memory_plan(p: &Program, schedule: &[Step]) -> MemoryPlan {
+    let (mut live_mid, mut peak_mid, mut outs, mut peak) = (0u64, 0u64, 0u64, 0u64);
+    for step in schedule {
+        match *step {
+            Step::Acquire(b, true) => live_mid += b,
+            Step::Acquire(b, false) => outs += b,
+            Step::Release(b) => live_mid -= b,
+        }
+        peak_mid = peak_mid.max(live_mid);
+        peak = peak.max(live_mid + outs);
+    }
     let state_bytes = p.states().map(|(_, _, _, s)| bytes(s)).sum();
     MemoryPlan {
         intermediate_bytes: peak_mid,

@@ -67,6 +67,7 @@ struct Registered {
     ledger: Weak<Ledger>,
     owners: Weak<OwnerTable>,
     info: Weak<SessionInfo>,
+    forgotten: Weak<crate::forgotten::ForgottenStore>,
     lost: Arc<std::sync::atomic::AtomicBool>,
 }
 
@@ -93,6 +94,7 @@ pub(crate) fn register_session(
     ledger: &Arc<Ledger>,
     owners: &Arc<OwnerTable>,
     info: &Arc<SessionInfo>,
+    forgotten: &Arc<crate::forgotten::ForgottenStore>,
     lost: Arc<std::sync::atomic::AtomicBool>,
 ) {
     let mut s = registry();
@@ -102,8 +104,20 @@ pub(crate) fn register_session(
         ledger: Arc::downgrade(ledger),
         owners: Arc::downgrade(owners),
         info: Arc::downgrade(info),
+        forgotten: Arc::downgrade(forgotten),
         lost,
     });
+}
+
+/// `telemetry.releaseForgotten()`: releases the storage of every handle the JS garbage collector
+/// took without `dispose()` (kept until now so figures never depend on GC timing), in every
+/// session. Returns `(handles, bytes)` released. A disposed session releases its own.
+pub fn release_forgotten() -> (u64, u64) {
+    let stores: Vec<_> = registry().iter().filter_map(|r| r.forgotten.upgrade()).collect();
+    stores.iter().fold((0, 0), |(h, b), s| {
+        let (h2, b2) = s.release();
+        (h + h2, b + b2)
+    })
 }
 
 fn registry() -> std::sync::MutexGuard<'static, Vec<Registered>> {
@@ -176,7 +190,7 @@ pub(crate) fn record(
 }
 
 /// The `(scope, name, kind, unit, value)` rows of one ledger.
-fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, &'static str, u64); 23] {
+fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, &'static str, u64); 26] {
     use MetricKind::{Counter as C, Gauge as G};
     [
         ("compute.storage", "live_bytes", G, "bytes", s.live_bytes),
@@ -220,6 +234,27 @@ fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, 
             G,
             "specialisations",
             s.executable_cache_entries,
+        ),
+        (
+            "compute.execution",
+            "executable_cache_evictions",
+            C,
+            "specialisations",
+            s.executable_cache_evictions,
+        ),
+        (
+            "compute.execution",
+            "pipeline_cache_entries",
+            G,
+            "pipelines",
+            s.pipeline_cache_entries,
+        ),
+        (
+            "compute.execution",
+            "pipeline_cache_evictions",
+            C,
+            "pipelines",
+            s.pipeline_cache_evictions,
         ),
         ("compute.execution", "upload_bytes", C, "bytes", s.upload_bytes),
         (

@@ -1,0 +1,290 @@
+//! Argument resolution: every exported method takes loosely typed `JsValue`s and resolves them
+//! here, so a value of the wrong kind is `INVALID_ARGUMENT` (an `AffonError` naming the argument,
+//! what was expected and what was given) and never a wasm-bindgen binding error. Conversion only:
+//! what a value means is decided by the core.
+
+use std::rc::Rc;
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::{to_js, JsResult};
+use crate::dtype::DType;
+use crate::error::invalid_arg;
+use crate::tensor::Tensor;
+
+/// A short description of a JS value for error messages: `undefined`, `null`, `'text'`, `3`,
+/// `an array of 2`, `a Float32Array of 4`, `a Tensor`, `an object`, `a function`, `a bigint`.
+pub(crate) fn describe(v: &JsValue) -> String {
+    if v.is_undefined() {
+        return "undefined".into();
+    }
+    if v.is_null() {
+        return "null".into();
+    }
+    if let Some(s) = v.as_string() {
+        let short: String = s.chars().take(40).collect();
+        return format!("the string '{short}'");
+    }
+    if let Some(n) = v.as_f64() {
+        return format!("the number {n}");
+    }
+    if let Some(b) = v.as_bool() {
+        return format!("the boolean {b}");
+    }
+    if v.is_bigint() {
+        return "a bigint".into();
+    }
+    if v.is_function() {
+        return "a function".into();
+    }
+    if v.is_symbol() {
+        return "a symbol".into();
+    }
+    if js_sys::Array::is_array(v) {
+        return format!("an array of {}", js_sys::Array::from(v).length());
+    }
+    let ctor = js_sys::Reflect::get(v, &"constructor".into())
+        .ok()
+        .and_then(|c| js_sys::Reflect::get(&c, &"name".into()).ok())
+        .and_then(|n| n.as_string())
+        .unwrap_or_default();
+    if js_sys::ArrayBuffer::is_view(v) {
+        let len = js_sys::Reflect::get(v, &"length".into())
+            .ok()
+            .and_then(|l| l.as_f64())
+            .unwrap_or(0.0);
+        return format!("a {ctor} of {len}");
+    }
+    match ctor.as_str() {
+        "" | "Object" => "an object".into(),
+        c => format!("a {c}"),
+    }
+}
+
+fn wrong(what: &str, expected: &str, v: &JsValue) -> JsValue {
+    to_js(invalid_arg!("{what} must be {expected}, got {}", describe(v)))
+}
+
+fn absent(v: &JsValue) -> bool {
+    v.is_undefined() || v.is_null()
+}
+
+/// A live Tensor handle (a disposed one resolves too: the op then reports `DISPOSED`).
+pub(crate) fn tensor(what: &str, v: &JsValue) -> JsResult<Rc<Tensor>> {
+    super::JsTensor::resolve(v).ok_or_else(|| wrong(what, "a Tensor", v))
+}
+
+/// A string.
+pub(crate) fn string(what: &str, v: &JsValue) -> JsResult<String> {
+    v.as_string().ok_or_else(|| wrong(what, "a string", v))
+}
+
+/// A finite number.
+pub(crate) fn number(what: &str, v: &JsValue) -> JsResult<f64> {
+    v.as_f64()
+        .filter(|x| x.is_finite())
+        .ok_or_else(|| wrong(what, "a finite number", v))
+}
+
+/// A number or a boolean (tensor values), as a number.
+pub(crate) fn value(what: &str, v: &JsValue) -> JsResult<f64> {
+    v.as_f64()
+        .or_else(|| v.as_bool().map(|b| b as u8 as f64))
+        .ok_or_else(|| wrong(what, "a number or a boolean", v))
+}
+
+/// An integer (an axis, a seed), `default` when absent.
+pub(crate) fn int_or(what: &str, v: &JsValue, default: i64) -> JsResult<i64> {
+    if absent(v) {
+        return Ok(default);
+    }
+    match v.as_f64() {
+        Some(x) if x.fract() == 0.0 && x.abs() < 9.0e15 => Ok(x as i64),
+        _ => Err(wrong(what, "an integer", v)),
+    }
+}
+
+/// A boolean, `default` when absent.
+pub(crate) fn bool_or(what: &str, v: &JsValue, default: bool) -> JsResult<bool> {
+    if absent(v) {
+        return Ok(default);
+    }
+    v.as_bool().ok_or_else(|| wrong(what, "a boolean", v))
+}
+
+/// A function.
+pub(crate) fn function(what: &str, v: &JsValue) -> JsResult<js_sys::Function> {
+    v.clone().dyn_into().map_err(|v| wrong(what, "a function", &v))
+}
+
+/// An array of numbers.
+pub(crate) fn numbers(what: &str, v: &JsValue) -> JsResult<Vec<f64>> {
+    if !js_sys::Array::is_array(v) {
+        return Err(wrong(what, "an array of numbers", v));
+    }
+    js_sys::Array::from(v)
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            x.as_f64()
+                .ok_or_else(|| wrong(&format!("{what}[{i}]"), "a number", &x))
+        })
+        .collect()
+}
+
+/// An array of integers (axes, permutations, reshape targets, input dims).
+pub(crate) fn ints(what: &str, v: &JsValue) -> JsResult<Vec<i64>> {
+    numbers(what, v)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, x)| {
+            if x.fract() == 0.0 && x.abs() < 9.0e15 {
+                Ok(x as i64)
+            } else {
+                Err(to_js(invalid_arg!("{what}[{i}] must be an integer, got {x}")))
+            }
+        })
+        .collect()
+}
+
+/// Reduction axes: one integer, an array of them, or all when absent.
+pub(crate) fn axes(what: &str, v: &JsValue) -> JsResult<Vec<i64>> {
+    if absent(v) {
+        return Ok(vec![]);
+    }
+    if v.as_f64().is_some() {
+        return Ok(vec![int_or(what, v, 0)?]);
+    }
+    if !js_sys::Array::is_array(v) {
+        return Err(wrong(what, "an axis or an array of axes", v));
+    }
+    ints(what, v)
+}
+
+/// An array of integers, `None` when absent (`transpose`'s `perm`).
+pub(crate) fn opt_ints(what: &str, v: &JsValue) -> JsResult<Option<Vec<i64>>> {
+    if absent(v) {
+        Ok(None)
+    } else {
+        ints(what, v).map(Some)
+    }
+}
+
+/// A shape: an array of positive integers (`[]` is a scalar).
+pub(crate) fn shape(what: &str, v: &JsValue) -> JsResult<Vec<usize>> {
+    if !js_sys::Array::is_array(v) {
+        return Err(wrong(what, "an array of positive integers", v));
+    }
+    crate::shape::dims_from_f64(&numbers(what, v)?).map_err(to_js)
+}
+
+/// A dtype name.
+pub(crate) fn dtype(what: &str, v: &JsValue) -> JsResult<DType> {
+    let name = v
+        .as_string()
+        .ok_or_else(|| wrong(what, "'float32', 'int32', 'uint32' or 'bool'", v))?;
+    DType::parse(&name).map_err(to_js)
+}
+
+/// A dtype name, `float32` when absent.
+pub(crate) fn dtype_or_f32(what: &str, v: &JsValue) -> JsResult<DType> {
+    if absent(v) {
+        Ok(DType::Float32)
+    } else {
+        dtype(what, v)
+    }
+}
+
+/// The entries of a plain object, none when absent.
+pub(crate) fn entries(what: &str, v: &JsValue) -> JsResult<Vec<(String, JsValue)>> {
+    if absent(v) {
+        return Ok(vec![]);
+    }
+    if !v.is_object() || js_sys::Array::is_array(v) || v.is_function() {
+        return Err(wrong(what, "an object of name → value", v));
+    }
+    Ok(js_sys::Object::entries(v.unchecked_ref())
+        .iter()
+        .map(|e| {
+            let pair = js_sys::Array::from(&e);
+            (pair.get(0).as_string().unwrap_or_default(), pair.get(1))
+        })
+        .collect())
+}
+
+/// Tensor data as it arrives: its length is known before any of it is copied into wasm memory.
+pub(crate) enum Data {
+    /// A TypedArray whose elements are 32-bit words of the tensor's own dtype: copied once.
+    Words(js_sys::Uint32Array),
+    /// Any other TypedArray (BigInt arrays included) or an array of numbers/booleans.
+    Values(JsValue),
+}
+
+impl Data {
+    /// Classifies `v` for a tensor of `dtype`.
+    pub(crate) fn of(what: &str, v: &JsValue, dtype: DType) -> JsResult<Data> {
+        let own = match dtype {
+            DType::Float32 => v.is_instance_of::<js_sys::Float32Array>(),
+            DType::Int32 => v.is_instance_of::<js_sys::Int32Array>(),
+            DType::Uint32 => v.is_instance_of::<js_sys::Uint32Array>(),
+            DType::Bool => false,
+        };
+        if own {
+            let buf = js_sys::Reflect::get(v, &"buffer".into())?;
+            let off = js_sys::Reflect::get(v, &"byteOffset".into())?
+                .as_f64()
+                .unwrap_or(0.0);
+            let len = js_sys::Reflect::get(v, &"length".into())?.as_f64().unwrap_or(0.0);
+            return Ok(Data::Words(js_sys::Uint32Array::new_with_byte_offset_and_length(
+                &buf, off as u32, len as u32,
+            )));
+        }
+        let typed = js_sys::ArrayBuffer::is_view(v) && !v.is_instance_of::<js_sys::DataView>();
+        if typed || js_sys::Array::is_array(v) {
+            return Ok(Data::Values(v.clone()));
+        }
+        Err(wrong(what, "a TypedArray, an array of numbers or a number", v))
+    }
+
+    /// Number of elements.
+    pub(crate) fn len(&self) -> u64 {
+        let v: &JsValue = match self {
+            Data::Words(a) => a.as_ref(),
+            Data::Values(v) => v,
+        };
+        js_sys::Reflect::get(v, &"length".into())
+            .ok()
+            .and_then(|l| l.as_f64())
+            .unwrap_or(0.0) as u64
+    }
+
+    /// The raw words (own-dtype arrays).
+    pub(crate) fn words(&self) -> Option<Vec<u32>> {
+        match self {
+            Data::Words(a) => Some(a.to_vec()),
+            Data::Values(_) => None,
+        }
+    }
+
+    /// The values as numbers (everything else).
+    pub(crate) fn values(&self, what: &str) -> JsResult<Vec<f64>> {
+        let Data::Values(v) = self else {
+            return Ok(vec![]);
+        };
+        if let Some(a) = v.dyn_ref::<js_sys::BigInt64Array>() {
+            return Ok(a.to_vec().into_iter().map(|x| x as f64).collect());
+        }
+        if let Some(a) = v.dyn_ref::<js_sys::BigUint64Array>() {
+            return Ok(a.to_vec().into_iter().map(|x| x as f64).collect());
+        }
+        if js_sys::ArrayBuffer::is_view(v) {
+            return Ok(js_sys::Float64Array::new(v).to_vec());
+        }
+        js_sys::Array::from(v)
+            .iter()
+            .enumerate()
+            .map(|(i, x)| value(&format!("{what}[{i}]"), &x))
+            .collect()
+    }
+}

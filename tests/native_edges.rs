@@ -1,0 +1,173 @@
+//! The core's promises at the edges, natively (lavapipe here). Each scenario compares the whole
+//! process ledger, so the tests of this binary run one at a time (`SERIAL`).
+#![cfg(not(target_arch = "wasm32"))]
+
+#[path = "shared/ledger.rs"]
+mod ledger;
+
+#[path = "shared/edges.rs"]
+mod edges;
+
+#[path = "shared/program_check.rs"]
+mod program_check;
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use affon::{DType, PoolOptions, Program, Session, SessionOptions};
+use pollster::block_on;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn bounded(max_total_bytes: u64) -> Session {
+    Session::new(SessionOptions {
+        pool: PoolOptions {
+            max_total_bytes: Some(max_total_bytes),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .expect("a GPU adapter is required")
+}
+
+#[test]
+fn creation_limits() {
+    let _g = serial();
+    block_on(edges::creation_limits(&bounded(64 << 30)));
+}
+
+#[test]
+fn eager_op_out_of_room() {
+    let _g = serial();
+    block_on(edges::eager_op_out_of_room(&bounded(1 << 20)));
+}
+
+#[test]
+fn run_out_of_room_mid_program() {
+    let _g = serial();
+    block_on(edges::run_out_of_room_mid_program(&bounded(1 << 20)));
+}
+
+#[test]
+fn create_state_all_or_nothing() {
+    let _g = serial();
+    block_on(edges::create_state_all_or_nothing(&bounded(1 << 20)));
+}
+
+#[test]
+fn assignments_read_old_values() {
+    let _g = serial();
+    block_on(edges::assignments_read_old_values(&bounded(1 << 30)));
+}
+
+#[test]
+fn grids_past_the_workgroup_limit() {
+    let _g = serial();
+    block_on(edges::grids_past_the_workgroup_limit(&bounded(1 << 30)));
+}
+
+#[test]
+fn long_tidy_stays_small() {
+    let _g = serial();
+    block_on(edges::long_tidy_stays_small(&bounded(1 << 30)));
+}
+
+#[test]
+fn specialisation_cache_is_bounded() {
+    let _g = serial();
+    block_on(edges::specialisation_cache_is_bounded(&bounded(1 << 30)));
+}
+
+#[test]
+fn forgotten_handles() {
+    let _g = serial();
+    block_on(edges::forgotten_handles_release(&bounded(1 << 30)));
+    block_on(edges::forgotten_session(bounded(1 << 30), &bounded(1 << 30)));
+    block_on(edges::dispose_releases_forgotten(bounded(1 << 30)));
+}
+
+#[test]
+fn plans_past_4_gib() {
+    edges::plans_past_4_gib();
+}
+
+/// The pipeline cache keeps at most `MAX_PIPELINES`; each distinct fused chain is a pipeline.
+#[test]
+fn pipeline_cache_is_bounded() {
+    let _g = serial();
+    let s = bounded(1 << 30);
+    let x = s.ones(&[4], DType::Float32).unwrap();
+    let before = s.stats();
+    let ops = [Program::neg, Program::abs, Program::exp, Program::relu];
+    let n = affon::MAX_PIPELINES + 4;
+    for i in 0..n {
+        // a chain spelling i in base 4: a distinct fused expression (and pipeline) for each i
+        let mut p = Program::new("chain");
+        let mut v = p.input("x", DType::Float32, &[4]).unwrap();
+        let mut k = i;
+        for _ in 0..5 {
+            v = ops[k % 4](&mut p, v).unwrap();
+            k /= 4;
+        }
+        p.output("y", v).unwrap();
+        let exe = s.compile(&p).unwrap();
+        drop(exe.run(&[("x", &x)], None).unwrap());
+    }
+    let after = s.stats();
+    assert!(s.pipelines() <= affon::MAX_PIPELINES);
+    assert!(after.pipeline_cache_evictions - before.pipeline_cache_evictions >= 4);
+    assert_eq!(after.pipeline_cache_entries as usize, s.pipelines());
+}
+
+/// `Executable::dispose` racing `run` on other threads: every run either completes or reports
+/// `DISPOSED`; nothing panics, and the accounting ends exact.
+#[test]
+fn dispose_races_run() {
+    let _g = serial();
+    let s = Arc::new(bounded(1 << 30));
+    for round in 0..20 {
+        let mut p = Program::new("raced");
+        let x = p.input("x", DType::Float32, &[16]).unwrap();
+        let c = p.constant(&[2.0; 16], &[16], DType::Float32).unwrap();
+        let y = p.mul(x, c).unwrap();
+        let t = p.transpose(y, None).unwrap();
+        p.output("y", t).unwrap();
+        let exe = Arc::new(s.compile(&p).unwrap());
+        let live0 = s.stats().live_bytes;
+        let runners: Vec<_> = (0..3)
+            .map(|_| {
+                let (s, exe) = (s.clone(), exe.clone());
+                std::thread::spawn(move || {
+                    let x = s.ones(&[16], DType::Float32).unwrap();
+                    for _ in 0..50 {
+                        match exe.run(&[("x", &x)], None) {
+                            Ok(out) => drop(out),
+                            Err(e) => assert_eq!(e.code(), "DISPOSED", "{e}"),
+                        }
+                    }
+                })
+            })
+            .collect();
+        std::thread::sleep(std::time::Duration::from_micros(200 * round));
+        exe.dispose();
+        for r in runners {
+            r.join().expect("no run panicked");
+        }
+        assert_eq!(
+            s.stats().live_bytes,
+            live0 - 64,
+            "round {round}: the constant was released"
+        );
+    }
+}
+
+/// The program-JSON fuzz property on the committed seeds, with dynamic dims up to 2^20.
+#[test]
+fn program_json_seeds_plan_in_64_bit_arithmetic() {
+    for seed in program_check::SEEDS {
+        program_check::check(seed.as_bytes());
+    }
+}

@@ -1,0 +1,70 @@
+//! The one ledger helper every error test uses, natively and in the browser: a snapshot of *every*
+//! `compute.storage` and `compute.memory` record (process-wide and labelled), compared exactly.
+//! "A failed call changes no accounting" means no record in it moves.
+#![allow(dead_code)]
+
+use affon::telemetry;
+
+/// Every storage and pool record: `(scope, name, labels, value)`, sorted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ledger(pub Vec<(String, String, String, f64)>);
+
+/// Takes the snapshot.
+pub fn ledger() -> Ledger {
+    let mut rows: Vec<(String, String, String, f64)> = telemetry::metrics()
+        .into_iter()
+        .filter(|r| r.scope == "compute.storage" || r.scope == "compute.memory")
+        .map(|r| {
+            let labels = r.labels.as_ref().map(|l| format!("{l:?}")).unwrap_or_default();
+            (r.scope.to_string(), r.name.to_string(), labels, r.value)
+        })
+        .collect();
+    rows.sort_by(|a, b| (&a.0, &a.1, &a.2).cmp(&(&b.0, &b.1, &b.2)));
+    Ledger(rows)
+}
+
+impl Ledger {
+    /// The value of one record (`labels` as `{"session": "x"}` debug text, or `""`).
+    pub fn get(&self, name: &str, labels: &str) -> f64 {
+        self.0
+            .iter()
+            .find(|(_, n, l, _)| n == name && l == labels)
+            .map(|r| r.3)
+            .unwrap_or_else(|| panic!("no record {name} {labels}"))
+    }
+}
+
+/// Panics, naming every record that moved, unless `after` equals `before`.
+pub fn assert_unchanged(before: &Ledger, after: &Ledger, what: &str) {
+    if before == after {
+        return;
+    }
+    let mut moved = Vec::new();
+    for b in &before.0 {
+        match after.0.iter().find(|a| (&a.0, &a.1, &a.2) == (&b.0, &b.1, &b.2)) {
+            Some(a) if a.3 == b.3 => {}
+            Some(a) => moved.push(format!("{}/{} {} {} → {}", b.0, b.1, b.2, b.3, a.3)),
+            None => moved.push(format!("{}/{} {} disappeared", b.0, b.1, b.2)),
+        }
+    }
+    for a in &after.0 {
+        if !before.0.iter().any(|b| (&a.0, &a.1, &a.2) == (&b.0, &b.1, &b.2)) {
+            moved.push(format!("{}/{} {} appeared", a.0, a.1, a.2));
+        }
+    }
+    panic!("{what}: a failed call changed the ledger: {}", moved.join("; "));
+}
+
+/// Runs `f`, which must fail with `code`, and checks that no record moved.
+pub fn fails_unchanged<T>(code: &str, what: &str, f: impl FnOnce() -> affon::Result<T>) -> affon::Error {
+    let before = ledger();
+    let r = f();
+    let after = ledger();
+    let e = match r {
+        Ok(_) => panic!("{what}: expected {code}, the call succeeded"),
+        Err(e) => e,
+    };
+    assert_eq!(e.code(), code, "{what}: {e}");
+    assert_unchanged(&before, &after, what);
+    e
+}

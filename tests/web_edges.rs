@@ -1,0 +1,256 @@
+//! The core's promises at the edges in headless Chromium on WebGPU: the shared scenarios (the whole
+//! ledger compared around every failure), and from JavaScript every argument of every method given a
+//! value of the wrong kind — each an `AffonError`, none a binding error or an aborted instance.
+#![cfg(target_arch = "wasm32")]
+
+#[path = "shared/ledger.rs"]
+mod ledger;
+
+#[path = "shared/edges.rs"]
+mod edges;
+
+#[path = "shared/program_check.rs"]
+mod program_check;
+
+use affon::js::{JsProgram, JsSession, JsTelemetry};
+use affon::{PoolOptions, Session, SessionOptions};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+async fn bounded(max_total_bytes: u64) -> Session {
+    Session::create(SessionOptions {
+        pool: PoolOptions {
+            max_total_bytes: Some(max_total_bytes),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .await
+    .expect("WebGPU adapter required")
+}
+
+#[wasm_bindgen_test]
+async fn creation_limits() {
+    edges::creation_limits(&bounded(64 << 30).await).await;
+}
+
+#[wasm_bindgen_test]
+async fn eager_op_out_of_room() {
+    edges::eager_op_out_of_room(&bounded(1 << 20).await).await;
+}
+
+#[wasm_bindgen_test]
+async fn run_out_of_room_mid_program() {
+    edges::run_out_of_room_mid_program(&bounded(1 << 20).await).await;
+}
+
+#[wasm_bindgen_test]
+async fn create_state_all_or_nothing() {
+    edges::create_state_all_or_nothing(&bounded(1 << 20).await).await;
+}
+
+#[wasm_bindgen_test]
+async fn assignments_read_old_values() {
+    edges::assignments_read_old_values(&bounded(1 << 30).await).await;
+}
+
+#[wasm_bindgen_test]
+async fn grids_past_the_workgroup_limit() {
+    edges::grids_past_the_workgroup_limit(&bounded(1 << 30).await).await;
+}
+
+#[wasm_bindgen_test]
+async fn long_tidy_stays_small() {
+    edges::long_tidy_stays_small(&bounded(1 << 30).await).await;
+}
+
+#[wasm_bindgen_test]
+async fn specialisation_cache_is_bounded() {
+    edges::specialisation_cache_is_bounded(&bounded(1 << 30).await).await;
+}
+
+#[wasm_bindgen_test]
+async fn forgotten_handles() {
+    edges::forgotten_handles_release(&bounded(1 << 30).await).await;
+    edges::forgotten_session(bounded(1 << 30).await, &bounded(1 << 30).await).await;
+    edges::dispose_releases_forgotten(bounded(1 << 30).await).await;
+}
+
+/// The size arithmetic as wasm32 computes it: plans of shapes past 2^32 bytes are exact.
+#[wasm_bindgen_test]
+fn plans_past_4_gib() {
+    edges::plans_past_4_gib();
+}
+
+#[wasm_bindgen(inline_js = r#"
+const CODES = new Set(['DISPOSED', 'SESSION_DISPOSED', 'SHAPE_MISMATCH', 'DTYPE_MISMATCH', 'INVALID_PROGRAM',
+  'INVALID_ARGUMENT', 'OUT_OF_MEMORY', 'DEVICE_LOST', 'UNSUPPORTED']);
+const ledger = (telemetry) => JSON.stringify(telemetry.metrics()
+  .filter((r) => r.scope === 'compute.storage' || r.scope === 'compute.memory')
+  .map((r) => [r.scope, r.name, JSON.stringify(r.labels ?? {}), r.value]).sort());
+
+// Every argument of every method, given each wrong kind; returns the failures found.
+export async function wrongKinds(Session, Program, telemetry) {
+  const problems = [];
+  const s = await Session.create({ label: 'wrong-kinds', pool: { maxTotalBytes: 64 << 20 } });
+  const t = s.ones([2, 4]);
+  const p = new Program('p');
+  const x = p.input('x', 'float32', [-1, 4]);
+  const acc = p.state('acc', 'float32', [4]);
+  const n = p.add(acc, p.sum(x, [0]));
+  p.assign('acc', n);
+  p.output('y', p.relu(n));
+  const exe = s.compile(p);
+  const state = exe.createState();
+  const other = new Program('other');
+  const foreign = other.input('z', 'float32', [4]);
+  const wrong = [{}, null, 'text', 42, [], [{}], () => 1, 1n, Symbol('s'), other, state, exe, p, Number.NaN];
+  let calls = 0;
+  const expectAffon = async (label, f) => {
+    calls += 1;
+    const before = ledger(telemetry);
+    try {
+      await f();
+    } catch (e) {
+      if (!(e instanceof Error) || e.name !== 'AffonError' || !CODES.has(e.code)) {
+        problems.push(`${label}: threw ${e?.name}: ${e?.message ?? e}`);
+      }
+      if (ledger(telemetry) !== before) problems.push(`${label}: the ledger moved`);
+      return;
+    }
+    // A wrong kind may be accepted only where the API allows it (e.g. an ignored optional); the
+    // caller lists those.
+    problems.push(`${label}: no error`);
+  };
+  // Tensor methods: every positional argument
+  const tensorArgs = { add: [t], sub: [t], mul: [t], div: [t], matmul: [s.ones([4, 2])], reshape: [[8]],
+    cast: ['int32'], transpose: [[1, 0]], softmax: [-1], sum: [[0], false], mean: [[0], false],
+    max: [[0], false], min: [[0], false] };
+  for (const [name, good] of Object.entries(tensorArgs)) {
+    for (let i = 0; i < good.length; i++) {
+      for (const w of wrong) {
+        if ((w === null || w === undefined) && ['transpose', 'softmax', 'sum', 'mean', 'max', 'min'].includes(name)) continue; // optional
+        if (typeof w === 'number' && !Number.isNaN(w) && ['softmax', 'sum', 'mean', 'max', 'min'].includes(name) && i === 0) continue; // an axis
+        if (Array.isArray(w) && w.length === 0 && ['sum', 'mean', 'max', 'min'].includes(name) && i === 0) continue; // all axes
+        const a = good.slice(); a[i] = w;
+        await expectAffon(`tensor.${name}(arg ${i} = ${String(w?.constructor?.name ?? w)})`, () => t[name](...a));
+      }
+    }
+  }
+  // Session methods
+  const sessionArgs = { tensor: [[1, 2], [2], 'float32'], zeros: [[2], 'float32'], ones: [[2], 'int32'],
+    fill: [[2], 3, 'float32'], randomNormal: [[2], { seed: 1 }], randomUniform: [[2], { seed: 1 }],
+    compile: [p], keep: [t], tidy: [() => 1] };
+  for (const [name, good] of Object.entries(sessionArgs)) {
+    for (let i = 0; i < good.length; i++) {
+      for (const w of wrong) {
+        if (w === null && ((name === 'tensor' && i === 2) || ['zeros', 'ones', 'randomNormal', 'randomUniform'].includes(name) && i === 1 || name === 'fill' && i === 2)) continue; // optional
+        if (name === 'fill' && i === 1 && typeof w === 'number') continue; // any number fills
+        if (['randomNormal', 'randomUniform'].includes(name) && i === 1 && w !== null && w.constructor === Object) continue; // {}: defaults
+        if (name === 'tidy' && typeof w === 'function') continue;
+        if (i === 0 && Array.isArray(w) && w.length === 0 && name !== 'tensor') continue; // shape []: a scalar
+        if (name === 'compile' && w === p) continue; // the program itself
+        const a = good.slice(); a[i] = w;
+        await expectAffon(`session.${name}(arg ${i} = ${String(w?.constructor?.name ?? w)})`, () => s[name](...a));
+      }
+    }
+  }
+  await expectAffon('session.profile({})', () => s.profile({}));
+  await expectAffon('telemetry.watch({})', () => telemetry.watch({}, { warmup: 1, iterations: 1 }));
+  // Program methods
+  const programArgs = { input: ['x2', 'float32', [4]], state: ['s2', 'float32', [4]], constant: [[1, 2], [2]],
+    output: ['o2', x], assign: ['acc', n], add: [x, x], matmul: [x, x], relu: [x], sum: [x, [0]],
+    reshape: [x, [4, -1]], transpose: [x], cast: [x, 'int32'], softmax: [x] };
+  for (const [name, good] of Object.entries(programArgs)) {
+    for (let i = 0; i < good.length; i++) {
+      for (const w of wrong) {
+        if (w === null && ['sum', 'softmax', 'transpose'].includes(name) && i > 0) continue;
+        if (typeof w === 'number' && (name === 'constant' && i === 0 || name === 'sum' && i === 1)) continue; // allowed forms
+        if (Array.isArray(w) && w.length === 0 && (['input', 'state'].includes(name) && i === 2 || name === 'sum' && i === 1)) continue; // a scalar; all axes
+        if (typeof w === 'string' && ['input', 'state', 'output'].includes(name) && i === 0) continue; // any name
+        const q = Program.fromJSON(p.toJSON());
+        const a = good.map((g) => (g === x ? q.input('x' + Math.random(), 'float32', [4]) : g === n ? q.relu(q.input('n' + Math.random(), 'float32', [4])) : g));
+        a[i] = w;
+        await expectAffon(`program.${name}(arg ${i} = ${String(w?.constructor?.name ?? w)})`, () => q[name](...a));
+        // the program stays usable after a rejected call
+        try { q.relu(q.input('after' + Math.random(), 'float32', [4])); } catch (e) { problems.push(`program.${name}: unusable after a rejected call: ${e.message}`); }
+      }
+    }
+  }
+  await expectAffon('a node of another program', () => p.add(x, foreign));
+  await expectAffon('session.compile({})', () => s.compile({}));
+  await expectAffon('Program.fromJSON({})', () => Program.fromJSON({}));
+  await expectAffon('new Program({})', () => new Program({}));
+  // Executable / ExecutionState
+  for (const w of wrong) {
+    if (w !== null) await expectAffon(`exe.run(${String(w?.constructor?.name ?? w)})`, () => exe.run(w, state));
+    await expectAffon(`exe.run({x: ${String(w?.constructor?.name ?? w)}})`, () => exe.run({ x: w }, state));
+    if (w !== null && w !== state) await expectAffon(`exe.run(inputs, ${String(w?.constructor?.name ?? w)})`, () => exe.run({ x: t }, w));
+    if (w !== null && w.constructor !== Object) await expectAffon(`exe.createState(${String(w?.constructor?.name ?? w)})`, () => exe.createState(w));
+    if (w !== null) await expectAffon(`exe.memoryPlan(${String(w?.constructor?.name ?? w)})`, () => exe.memoryPlan(w));
+    await expectAffon(`state.get(${String(w?.constructor?.name ?? w)})`, () => state.get(w));
+  }
+  // Sizes that used to abort the instance
+  await expectAffon('randomNormal([1 << 30])', () => s.randomNormal([1 << 30]));
+  await expectAffon('zeros([65536, 65536])', () => s.zeros([65536, 65536]));
+  await expectAffon('tensor(Float32Array(4), [2 ** 32])', () => s.tensor(new Float32Array(4), [2 ** 32]));
+  await expectAffon('tensor(DataView)', () => s.tensor(new DataView(new ArrayBuffer(8)), [2]));
+  // Typed arrays of every kind, BigInt arrays included, convert exactly
+  const kinds = [new Float64Array([1, -2]), new Int16Array([1, -2]), new Int8Array([1, -2]), new BigInt64Array([1n, -2n]),
+    new Int32Array([1, -2]), new Float32Array([1, -2])];
+  for (const k of kinds) {
+    const v = Array.from(await s.tensor(k, [2], 'int32').toArray());
+    if (v.join() !== '1,-2') problems.push(`${k.constructor.name} → int32 gave ${v}`);
+    const f = Array.from(await s.tensor(k, [2]).toArray());
+    if (f.join() !== '1,-2') problems.push(`${k.constructor.name} → float32 gave ${f}`);
+  }
+  const u = Array.from(await s.tensor(new BigUint64Array([3n, 4n]), [2], 'uint32').toArray());
+  if (u.join() !== '3,4') problems.push(`BigUint64Array gave ${u}`);
+  await expectAffon('BigInt64Array out of int32 range', () => s.tensor(new BigInt64Array([1n << 40n, 1n]), [2], 'int32'));
+  // after all of it the session works
+  const y = exe.run({ x: s.ones([3, 4]) }, state).y;
+  const v = Array.from(await y.toArray()).join();
+  if (v !== '3,3,3,3') problems.push(`a run after the rejected calls gave ${v}`);
+  s.dispose();
+  return { problems, calls };
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = wrongKinds)]
+    async fn wrong_kinds(session: JsValue, program: JsValue, telemetry: JsValue) -> JsValue;
+}
+
+#[wasm_bindgen_test]
+async fn every_argument_of_the_wrong_kind_is_an_affon_error() {
+    let s: JsValue = JsSession::create(JsValue::UNDEFINED)
+        .await
+        .map(JsValue::from)
+        .expect("WebGPU adapter required");
+    let class = |v: &JsValue| js_sys::Reflect::get(v, &"constructor".into()).unwrap();
+    let p: JsValue = JsProgram::new("probe".into()).unwrap().into();
+    let t: JsValue = JsTelemetry::instance().into();
+    let out = wrong_kinds(class(&s), class(&p), class(&t)).await;
+    let problems = js_sys::Array::from(&js_sys::Reflect::get(&out, &"problems".into()).unwrap());
+    let calls = js_sys::Reflect::get(&out, &"calls".into())
+        .unwrap()
+        .as_f64()
+        .unwrap();
+    let list: Vec<String> = problems.iter().filter_map(|p| p.as_string()).collect();
+    assert!(
+        list.is_empty(),
+        "{} problems in {calls} calls:\n{}",
+        list.len(),
+        list.join("\n")
+    );
+    assert!(calls > 500.0, "{calls} wrong-kind calls");
+}
+
+/// The program-JSON fuzz property on the committed seeds, with dynamic dims up to 2^20.
+#[wasm_bindgen_test]
+fn program_json_seeds_plan_in_64_bit_arithmetic() {
+    for seed in program_check::SEEDS {
+        program_check::check(seed.as_bytes());
+    }
+}
