@@ -3,6 +3,9 @@
 //! user's workload would.
 #![cfg(not(target_arch = "wasm32"))]
 
+#[path = "shared/ledger.rs"]
+mod ledger;
+
 #[path = "shared/programs.rs"]
 mod programs;
 

@@ -1,5 +1,5 @@
 //! The core's promises at the edges, natively (lavapipe here). Each scenario compares the whole
-//! process ledger, so the tests of this binary run one at a time (`SERIAL`).
+//! process ledger, so tests run one at a time (`RUST_TEST_THREADS=1` in `.cargo/config.toml`).
 #![cfg(not(target_arch = "wasm32"))]
 
 #[path = "shared/ledger.rs"]
@@ -11,16 +11,10 @@ mod edges;
 #[path = "shared/program_check.rs"]
 mod program_check;
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use affon::{DType, PoolOptions, Program, Session, SessionOptions};
 use pollster::block_on;
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 fn bounded(max_total_bytes: u64) -> Session {
     Session::new(SessionOptions {
@@ -35,55 +29,46 @@ fn bounded(max_total_bytes: u64) -> Session {
 
 #[test]
 fn creation_limits() {
-    let _g = serial();
     block_on(edges::creation_limits(&bounded(64 << 30)));
 }
 
 #[test]
 fn eager_op_out_of_room() {
-    let _g = serial();
     block_on(edges::eager_op_out_of_room(&bounded(1 << 20)));
 }
 
 #[test]
 fn run_out_of_room_mid_program() {
-    let _g = serial();
     block_on(edges::run_out_of_room_mid_program(&bounded(1 << 20)));
 }
 
 #[test]
 fn create_state_all_or_nothing() {
-    let _g = serial();
     block_on(edges::create_state_all_or_nothing(&bounded(1 << 20)));
 }
 
 #[test]
 fn assignments_read_old_values() {
-    let _g = serial();
     block_on(edges::assignments_read_old_values(&bounded(1 << 30)));
 }
 
 #[test]
 fn grids_past_the_workgroup_limit() {
-    let _g = serial();
     block_on(edges::grids_past_the_workgroup_limit(&bounded(1 << 30)));
 }
 
 #[test]
 fn long_tidy_stays_small() {
-    let _g = serial();
     block_on(edges::long_tidy_stays_small(&bounded(1 << 30)));
 }
 
 #[test]
 fn specialisation_cache_is_bounded() {
-    let _g = serial();
     block_on(edges::specialisation_cache_is_bounded(&bounded(1 << 30)));
 }
 
 #[test]
 fn forgotten_handles() {
-    let _g = serial();
     block_on(edges::forgotten_handles_release(&bounded(1 << 30)));
     block_on(edges::forgotten_session(bounded(1 << 30), &bounded(1 << 30)));
     block_on(edges::dispose_releases_forgotten(bounded(1 << 30)));
@@ -97,7 +82,6 @@ fn plans_past_4_gib() {
 /// The pipeline cache keeps at most `MAX_PIPELINES`; each distinct fused chain is a pipeline.
 #[test]
 fn pipeline_cache_is_bounded() {
-    let _g = serial();
     let s = bounded(1 << 30);
     let x = s.ones(&[4], DType::Float32).unwrap();
     let before = s.stats();
@@ -126,7 +110,6 @@ fn pipeline_cache_is_bounded() {
 /// `DISPOSED`; nothing panics, and the accounting ends exact.
 #[test]
 fn dispose_races_run() {
-    let _g = serial();
     let s = Arc::new(bounded(1 << 30));
     for round in 0..20 {
         let mut p = Program::new("raced");

@@ -1,6 +1,9 @@
 //! Hardening natively: disposed objects, cross-session use, NaN/Infinity, device loss, threads, soak.
 #![cfg(not(target_arch = "wasm32"))]
 
+#[path = "shared/ledger.rs"]
+mod ledger;
+
 #[path = "shared/programs.rs"]
 mod programs;
 

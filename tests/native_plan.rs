@@ -1,6 +1,9 @@
 //! `memoryPlan()` against telemetry's peak: alone in its binary because it resets peaks.
 #![cfg(not(target_arch = "wasm32"))]
 
+#[path = "shared/ledger.rs"]
+mod ledger;
+
 #[path = "shared/programs.rs"]
 mod programs;
 

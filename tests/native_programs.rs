@@ -1,6 +1,9 @@
 //! Programs, executables and states on the native GPU (lavapipe here).
 #![cfg(not(target_arch = "wasm32"))]
 
+#[path = "shared/ledger.rs"]
+mod ledger;
+
 #[path = "shared/programs.rs"]
 mod programs;
 

@@ -2,6 +2,9 @@
 //! JS surface exactly as API.md and the TensorFlow.js memory cases use it.
 #![cfg(target_arch = "wasm32")]
 
+#[path = "shared/ledger.rs"]
+mod ledger;
+
 #[path = "shared/programs.rs"]
 mod programs;
 

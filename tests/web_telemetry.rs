@@ -3,6 +3,9 @@
 //! through garbage collection, creating stacks, `watch` over a JS function, the JS heap.
 #![cfg(target_arch = "wasm32")]
 
+#[path = "shared/ledger.rs"]
+mod ledger;
+
 #[path = "shared/programs.rs"]
 mod programs;
 

@@ -140,7 +140,7 @@ impl JsProgram {
         Ok(n.id)
     }
 
-    fn push_op(&mut self, op: Op, args: &[(&str, &JsValue)]) -> JsResult<JsNode> {
+    fn push_op(&self, op: Op, args: &[(&str, &JsValue)]) -> JsResult<JsNode> {
         let ids = args
             .iter()
             .map(|(what, v)| self.arg(&format!("{}: argument '{what}'", op.name()), v))
@@ -204,7 +204,7 @@ impl JsProgram {
 
     /// An input; `-1` dims are dynamic.
     pub fn input(
-        &mut self,
+        &self,
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
         #[wasm_bindgen(unchecked_param_type = "DType")] dtype: JsValue,
         #[wasm_bindgen(unchecked_param_type = "InputShape")] shape: JsValue,
@@ -222,7 +222,7 @@ impl JsProgram {
 
     /// A state slot (lives in an `ExecutionState`).
     pub fn state(
-        &mut self,
+        &self,
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
         #[wasm_bindgen(unchecked_param_type = "DType")] dtype: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
@@ -240,7 +240,7 @@ impl JsProgram {
 
     /// A constant (held by the compiled executable).
     pub fn constant(
-        &mut self,
+        &self,
         #[wasm_bindgen(unchecked_param_type = "TensorData | number")] data: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: JsValue,
@@ -270,7 +270,7 @@ impl JsProgram {
 
     /// Names `node` as output `name`.
     pub fn output(
-        &mut self,
+        &self,
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
         #[wasm_bindgen(unchecked_param_type = "ProgramNode")] node: JsValue,
     ) -> JsResult<()> {
@@ -281,7 +281,7 @@ impl JsProgram {
 
     /// After each run, state `name` takes the value of `node` (as of the start of the run).
     pub fn assign(
-        &mut self,
+        &self,
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
         #[wasm_bindgen(unchecked_param_type = "ProgramNode")] node: JsValue,
     ) -> JsResult<()> {
@@ -292,7 +292,7 @@ impl JsProgram {
 
     /// A matmul node.
     pub fn matmul(
-        &mut self,
+        &self,
         #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
         #[wasm_bindgen(unchecked_param_type = "ProgramNode")] b: JsValue,
     ) -> JsResult<JsNode> {
@@ -301,7 +301,7 @@ impl JsProgram {
 
     /// A softmax node (axis default -1).
     pub fn softmax(
-        &mut self,
+        &self,
         #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
     ) -> JsResult<JsNode> {
@@ -311,7 +311,7 @@ impl JsProgram {
 
     /// A reshape node.
     pub fn reshape(
-        &mut self,
+        &self,
         #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
         #[wasm_bindgen(unchecked_param_type = "number[]")] shape: JsValue,
     ) -> JsResult<JsNode> {
@@ -321,7 +321,7 @@ impl JsProgram {
 
     /// A transpose node (default reverses).
     pub fn transpose(
-        &mut self,
+        &self,
         #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "number[]")] perm: JsValue,
     ) -> JsResult<JsNode> {
@@ -331,7 +331,7 @@ impl JsProgram {
 
     /// A cast node.
     pub fn cast(
-        &mut self,
+        &self,
         #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
         #[wasm_bindgen(unchecked_param_type = "DType")] dtype: JsValue,
     ) -> JsResult<JsNode> {
@@ -342,7 +342,7 @@ impl JsProgram {
     /// A copy node.
     #[wasm_bindgen(js_name = clone)]
     pub fn clone_node(
-        &mut self,
+        &self,
         #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
     ) -> JsResult<JsNode> {
         self.push_op(Op::Clone, &[("a", &a)])
@@ -354,7 +354,7 @@ macro_rules! node_unary {
         #[wasm_bindgen(js_class = Program)]
         impl JsProgram {$(
             #[doc = concat!("An elementwise `", stringify!($name), "` node.")]
-            pub fn $name(&mut self, #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue) -> JsResult<JsNode> {
+            pub fn $name(&self, #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue) -> JsResult<JsNode> {
                 self.push_op(Op::Unary(UnaryOp::$op), &[("a", &a)])
             }
         )*}
@@ -369,7 +369,7 @@ macro_rules! node_binary {
         impl JsProgram {$(
             #[doc = concat!("A broadcasting `", stringify!($name), "` node.")]
             pub fn $name(
-                &mut self,
+                &self,
                 #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
                 #[wasm_bindgen(unchecked_param_type = "ProgramNode")] b: JsValue,
             ) -> JsResult<JsNode> {
@@ -386,7 +386,7 @@ macro_rules! node_reduce {
         impl JsProgram {$(
             #[doc = concat!("A `", stringify!($name), "` node over `axes` (all when absent).")]
             pub fn $name(
-                &mut self,
+                &self,
                 #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
                 #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
                 #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: JsValue,

@@ -3,6 +3,9 @@
 
 pub mod ops;
 
+#[path = "../shared/ledger.rs"]
+pub mod ledger;
+
 use affon::{DType, PoolOptions, Session, SessionOptions};
 
 /// Options of the accounting scenario: 1 MiB bound, 64 KiB oversize threshold, default ladder.
@@ -188,7 +191,7 @@ pub async fn round_trip_every_dtype(s: &Session) {
 /// Misuse: every failure has its code and changes no counter.
 pub async fn misuse_changes_nothing(s: &Session) {
     let keep = s.tensor(&[1.0f32, 2.0], &[2]).unwrap();
-    let before = s.stats();
+    let before = ledger::ledger();
     let e = s.tensor(&[1.0f32, 2.0, 3.0], &[2, 2]).unwrap_err();
     assert_eq!(e.code(), "SHAPE_MISMATCH");
     assert!(
@@ -213,7 +216,7 @@ pub async fn misuse_changes_nothing(s: &Session) {
     );
     assert_eq!(keep.read::<i32>().await.unwrap_err().code(), "DTYPE_MISMATCH");
     assert_eq!(keep.item_f64().await.unwrap_err().code(), "SHAPE_MISMATCH");
-    assert_eq!(s.stats(), before, "failed calls change no counter");
+    ledger::assert_unchanged(&before, &ledger::ledger(), "failed creation calls");
     keep.dispose();
     let e = keep.read::<f32>().await.unwrap_err();
     assert_eq!(e.code(), "DISPOSED");
@@ -232,12 +235,14 @@ pub async fn disposed_session_semantics(s: &Session) {
     s.dispose();
     s.dispose();
     assert!(s.is_disposed());
+    let before = ledger::ledger();
     assert_eq!(
         s.zeros(&[1], DType::Float32).unwrap_err().code(),
         "SESSION_DISPOSED"
     );
     assert_eq!(s.tensor(&[1.0f32], &[1]).unwrap_err().code(), "SESSION_DISPOSED");
     assert_eq!(s.sync().await.unwrap_err().code(), "SESSION_DISPOSED");
+    ledger::assert_unchanged(&before, &ledger::ledger(), "calls on a disposed session");
     let x = s.stats();
     assert_eq!(
         (x.live_bytes, x.pool_cached_bytes, x.pool_bytes),
@@ -257,7 +262,7 @@ pub async fn out_of_memory_at_the_bound(s: &Session) {
     let ts: Vec<_> = (0..4)
         .map(|i| s.fill(&[4096], i as f64, DType::Float32).unwrap())
         .collect();
-    let before = s.stats();
+    let before = ledger::ledger();
     let e = s.zeros(&[4096], DType::Float32).unwrap_err();
     assert_eq!(e.code(), "OUT_OF_MEMORY");
     let msg = e.to_string();
@@ -265,7 +270,7 @@ pub async fn out_of_memory_at_the_bound(s: &Session) {
         msg.contains("requested 16384 bytes") && msg.contains("65536 live") && msg.contains("bound 65536"),
         "{msg}"
     );
-    assert_eq!(s.stats(), before, "a failed acquire changes no counter");
+    ledger::assert_unchanged(&before, &ledger::ledger(), "a failed acquire");
     for (i, t) in ts.iter().enumerate() {
         assert_eq!(
             t.read::<f32>().await.unwrap(),
@@ -288,9 +293,8 @@ pub fn larger_than_the_device_allows(s: &Session) {
         .max_storage_buffer_binding_size
         .min(s.adapter().max_buffer_size);
     let elements = (max / 4 + 1) as usize;
-    let before = s.stats();
-    let e = s.zeros(&[elements], DType::Float32).unwrap_err();
-    assert_eq!(e.code(), "OUT_OF_MEMORY");
+    let e = ledger::fails_unchanged("OUT_OF_MEMORY", "larger than the device allows", || {
+        s.zeros(&[elements], DType::Float32)
+    });
     assert!(e.to_string().contains("never fits"), "{e}");
-    assert_eq!(s.stats(), before);
 }

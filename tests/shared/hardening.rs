@@ -4,6 +4,7 @@
 
 use affon::{DType, Session, Tensor};
 
+use crate::ledger::{assert_unchanged, ledger};
 use crate::programs::running_mean;
 
 fn code<T>(r: affon::Result<T>) -> &'static str {
@@ -20,8 +21,11 @@ pub async fn disposed_objects_in_every_method(s: &Session) {
     let t = s.ones(&[2, 4], DType::Float32).unwrap();
     let exe = s.compile(&running_mean()).unwrap();
     let state = exe.create_state(&[]).unwrap();
+    let state2 = exe.create_state(&[]).unwrap();
+    let reshaped_live = live.reshape(&[8]).unwrap();
     t.dispose();
-    let before = s.stats();
+    let before = ledger();
+    let before_exec = s.stats();
     let unary: [fn(&Tensor) -> affon::Result<Tensor>; 14] = [
         Tensor::neg,
         Tensor::abs,
@@ -66,34 +70,31 @@ pub async fn disposed_objects_in_every_method(s: &Session) {
         "disposed state init"
     );
     t.dispose(); // idempotent
+    assert_unchanged(&before, &ledger(), "methods of a disposed tensor");
     state.dispose();
+    let before = ledger();
     assert_eq!(code(state.get("acc")), "DISPOSED");
     assert_eq!(code(exe.run(&[("x", &live)], Some(&state))), "DISPOSED");
-    let state2 = exe.create_state(&[]).unwrap();
+    assert_unchanged(&before, &ledger(), "methods of a disposed state");
     exe.dispose();
+    let before = ledger();
     assert_eq!(code(exe.run(&[("x", &live)], Some(&state2))), "DISPOSED");
     assert_eq!(code(exe.create_state(&[])), "DISPOSED");
     assert_eq!(code(exe.memory_plan(&Default::default())), "DISPOSED");
+    assert_unchanged(&before, &ledger(), "methods of a disposed executable");
     let after = s.stats();
     assert_eq!(
+        (after.executions, after.compiles, after.dispatches),
         (
-            after.live_bytes,
-            after.live_tensors,
-            after.executions,
-            after.compiles,
-            after.dispatches
+            before_exec.executions,
+            before_exec.compiles,
+            before_exec.dispatches
         ),
-        (
-            before.live_bytes - 16 + 16,
-            before.live_tensors,
-            before.executions,
-            before.compiles,
-            before.dispatches
-        ),
-        "state disposed (-16), state2 created (+16); nothing else changed"
+        "nothing ran"
     );
-    drop(state2);
+    drop((state2, reshaped_live));
     s.dispose();
+    let before = ledger();
     let code_s = |r: affon::Result<Tensor>| code(r);
     assert_eq!(code_s(s.tensor(&[1.0f32], &[1])), "SESSION_DISPOSED");
     assert_eq!(code_s(s.zeros(&[1], DType::Float32)), "SESSION_DISPOSED");
@@ -108,6 +109,7 @@ pub async fn disposed_objects_in_every_method(s: &Session) {
         "SESSION_DISPOSED",
         "no new work from a live child either"
     );
+    assert_unchanged(&before, &ledger(), "calls on a disposed session");
     assert_eq!(
         live.read::<f32>().await.unwrap(),
         vec![1.0; 8],
@@ -121,16 +123,16 @@ pub async fn cross_session_use(a: &Session, b: &Session) {
     let tb = b.ones(&[2, 4], DType::Float32).unwrap();
     let exe = b.compile(&running_mean()).unwrap();
     let state = exe.create_state(&[]).unwrap();
-    let (sa, sb) = (a.stats(), b.stats());
-    assert_eq!(code(ta.add(&tb)), "INVALID_ARGUMENT");
-    assert_eq!(code(tb.matmul(&ta.reshape(&[4, 2]).unwrap())), "INVALID_ARGUMENT");
-    assert_eq!(code(exe.run(&[("x", &ta)], Some(&state))), "INVALID_ARGUMENT");
+    let ta2 = ta.reshape(&[4, 2]).unwrap();
     let init = a.zeros(&[4], DType::Float32).unwrap();
+    let sb = b.stats();
+    let before = ledger();
+    assert_eq!(code(ta.add(&tb)), "INVALID_ARGUMENT");
+    assert_eq!(code(tb.matmul(&ta2)), "INVALID_ARGUMENT");
+    assert_eq!(code(exe.run(&[("x", &ta)], Some(&state))), "INVALID_ARGUMENT");
     assert_eq!(code(exe.create_state(&[("acc", &init)])), "INVALID_ARGUMENT");
-    drop(init);
-    let (sa2, sb2) = (a.stats(), b.stats());
-    assert_eq!((sa2.live_bytes, sb2.live_bytes), (sa.live_bytes, sb.live_bytes));
-    assert_eq!(sb2.executions, sb.executions);
+    assert_unchanged(&before, &ledger(), "cross-session use");
+    assert_eq!(b.stats().executions, sb.executions);
 }
 
 /// NaN and ±Infinity are data, not errors, and propagate through ops and programs.
