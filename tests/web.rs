@@ -79,10 +79,6 @@ async fn a_request_larger_than_the_device_allows_is_out_of_memory() {
 // ---- The JS surface, driven from JavaScript itself ----
 
 #[wasm_bindgen(inline_js = r#"
-// The whole ledger, as tests/shared/ledger.rs takes it natively.
-const ledger = () => JSON.stringify(globalThis.__AFFON_DEVTOOLS_HOOK__.telemetry.metrics()
-  .filter((r) => r.scope === 'compute.storage' || r.scope === 'compute.memory')
-  .map((r) => [r.scope, r.name, JSON.stringify(r.labels ?? {}), r.value]).sort());
 const code = (f) => { try { f(); return 'no error'; } catch (e) { return `${e.name}:${e.code}`; } };
 const acode = async (f) => { try { await f(); return 'no error'; } catch (e) { return `${e.name}:${e.code}`; } };
 
@@ -104,7 +100,7 @@ export async function usingReleasesStorage(session) {
   return out;
 }
 
-export async function jsErrors(session) {
+export async function jsErrors(session, ledger) {
   const t = session.tensor([1, 2, 3], [3], 'int32');
   const out = {};
   const before = ledger(); // every compute.storage / compute.memory record
@@ -142,7 +138,7 @@ extern "C" {
     #[wasm_bindgen(js_name = usingReleasesStorage)]
     async fn using_releases_storage(session: JsValue) -> JsValue;
     #[wasm_bindgen(js_name = jsErrors)]
-    async fn js_errors(session: JsValue) -> JsValue;
+    async fn js_errors(session: JsValue, ledger: JsValue) -> JsValue;
 }
 
 fn field(o: &JsValue, k: &str) -> JsValue {
@@ -175,7 +171,7 @@ async fn using_declaration_releases_storage_and_keeps_the_handle_readable() {
 #[wasm_bindgen_test]
 async fn js_errors_carry_stable_codes() {
     let s = js_session(JsValue::UNDEFINED).await;
-    let out = js_errors(s).await;
+    let out = js_errors(s, common::ledger::js_ledger()).await;
     let expect = [
         ("badShape", "AffonError:SHAPE_MISMATCH"),
         ("negDim", "AffonError:INVALID_ARGUMENT"),

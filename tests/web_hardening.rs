@@ -63,13 +63,9 @@ async fn soak_10000_runs() {
 }
 
 #[wasm_bindgen(inline_js = r#"
-// The whole ledger, as tests/shared/ledger.rs takes it natively.
-const ledger = () => JSON.stringify(globalThis.__AFFON_DEVTOOLS_HOOK__.telemetry.metrics()
-  .filter((r) => r.scope === 'compute.storage' || r.scope === 'compute.memory')
-  .map((r) => [r.scope, r.name, JSON.stringify(r.labels ?? {}), r.value]).sort());
 // Calls every method of every class on a disposed object (arguments that would be valid on a live
 // one), collecting the error codes; and checks memory() is unchanged by all those failures.
-export async function everyMethod(Session, Program) {
+export async function everyMethod(Session, Program, ledger) {
   const codes = {};
   const call = async (label, f) => {
     try { await f(); codes[label] = 'no error'; } catch (e) { codes[label] = e.code ?? `${e.name}: ${e.message}`; }
@@ -118,7 +114,7 @@ export async function everyMethod(Session, Program) {
 "#)]
 extern "C" {
     #[wasm_bindgen(js_name = everyMethod)]
-    async fn every_method(session: JsValue, program: JsValue) -> JsValue;
+    async fn every_method(session: JsValue, program: JsValue, ledger: JsValue) -> JsValue;
 }
 
 #[wasm_bindgen_test]
@@ -130,7 +126,7 @@ async fn every_js_method_of_a_disposed_object_throws() {
     let session_class = js_sys::Reflect::get(&s, &"constructor".into()).unwrap();
     let p: JsValue = affon::js::JsProgram::new("probe".into()).unwrap().into();
     let program_class = js_sys::Reflect::get(&p, &"constructor".into()).unwrap();
-    let codes = every_method(session_class, program_class).await;
+    let codes = every_method(session_class, program_class, ledger::js_ledger()).await;
     let entries = js_sys::Object::entries(codes.unchecked_ref::<js_sys::Object>());
     let mut tensor_methods = 0;
     for e in entries.iter() {

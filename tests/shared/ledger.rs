@@ -55,6 +55,18 @@ pub fn assert_unchanged(before: &Ledger, after: &Ledger, what: &str) {
     panic!("{what}: a failed call changed the ledger: {}", moved.join("; "));
 }
 
+/// The same snapshot for the JS tests, as a JS function returning it as a string: the one
+/// definition every inline JS test is given (`ledger()` before and after, compared as strings).
+#[cfg(target_arch = "wasm32")]
+pub fn js_ledger() -> wasm_bindgen::JsValue {
+    js_sys::Function::new_no_args(
+        "return JSON.stringify(globalThis.__AFFON_DEVTOOLS_HOOK__.telemetry.metrics()
+           .filter((r) => r.scope === 'compute.storage' || r.scope === 'compute.memory')
+           .map((r) => [r.scope, r.name, JSON.stringify(r.labels ?? {}), r.value]).sort());",
+    )
+    .into()
+}
+
 /// Runs `f`, which must fail with `code`, and checks that no record moved.
 pub fn fails_unchanged<T>(code: &str, what: &str, f: impl FnOnce() -> affon::Result<T>) -> affon::Error {
     let before = ledger();
