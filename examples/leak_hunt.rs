@@ -33,14 +33,11 @@ mod native {
         let exe = session.compile(&program()?)?;
         let state = exe.create_state(&[])?;
         let x = session.random_normal(&[64, 4], 0.0, 1.0, 42)?;
-        let options = WatchOptions {
-            warmup: 10,
-            iterations: 50,
-        };
+        let options = WatchOptions::new(10, 50);
 
         // 1. The leak: every run's output is kept in a list and never disposed.
         let mut history = Vec::new();
-        let leaky = pollster::block_on(telemetry::watch(&[&session], options, async |_| {
+        let leaky = pollster::block_on(telemetry::watch(&[&session], options.clone(), async |_| {
             let mut out = exe.run(&[("x", &x)], Some(&state))?;
             history.push(out.remove(0).1);
             Ok(())
@@ -65,7 +62,7 @@ mod native {
         drop(history);
 
         // 2. The fix: dispose each output after use.
-        let fixed = pollster::block_on(telemetry::watch(&[&session], options, async |_| {
+        let fixed = pollster::block_on(telemetry::watch(&[&session], options.clone(), async |_| {
             for (_, t) in exe.run(&[("x", &x)], Some(&state))? {
                 t.dispose();
             }

@@ -230,6 +230,7 @@ impl Session {
         let config = PoolConfig::from_options(&options.pool)?;
         let id = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
         let label = options.label.clone().unwrap_or_else(|| format!("session-{id}"));
+        crate::telemetry::check_label_free(&label)?;
         let gpu = Gpu::acquire(&label).await?;
         let ledger = Arc::new(Ledger::session());
         let owners = Arc::new(OwnerTable::default());

@@ -79,7 +79,8 @@ pub(crate) fn install_dispose_symbols() {
     console_error_panic_hook::set_once();
     tensor::TENSORS.with(|r| r.set_proto(affon_patch_dispose(JsTensor::placeholder().into())));
     program::STATES.with(|r| r.set_proto(affon_patch_dispose(JsExecutionState::placeholder().into())));
-    affon_patch_dispose(JsSession::placeholder().into());
+    let session_proto = affon_patch_dispose(JsSession::placeholder().into());
+    session::SESSION_PROTO.with(|p| *p.borrow_mut() = session_proto);
     affon_patch_dispose(JsExecutable::placeholder().into());
     program::PROGRAMS.with(|r| r.set_proto(affon_proto(JsProgram::placeholder().into())));
     let node = affon_proto(JsNode::placeholder().into());

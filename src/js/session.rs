@@ -23,6 +23,24 @@ pub(crate) fn live_sessions() -> Vec<std::rc::Rc<Session>> {
     })
 }
 
+/// The label of the live session behind a JS value that is a `Session` handle.
+pub(crate) fn label_of(v: &JsValue) -> Option<String> {
+    if !v.is_object() {
+        return None;
+    }
+    let proto = JsValue::from(js_sys::Object::get_prototype_of(v));
+    let is_session = SESSION_PROTO.with(|p| proto == *p.borrow());
+    if !is_session {
+        return None;
+    }
+    js_sys::Reflect::get(v, &"label".into()).ok()?.as_string()
+}
+
+thread_local! {
+    /// The `Session` prototype, recognising session handles passed inside options.
+    pub(crate) static SESSION_PROTO: std::cell::RefCell<JsValue> = const { std::cell::RefCell::new(JsValue::UNDEFINED) };
+}
+
 /// A device, its buffer pool and the tensors made on it.
 #[wasm_bindgen(js_name = Session)]
 pub struct JsSession {

@@ -124,19 +124,40 @@ impl JsTelemetry {
         crate::telemetry::next_iteration() as f64
     }
 
-    /// Classifies `{before, warm, after}` (three `metrics()` snapshots; optional `iterations`,
-    /// `warmup`, `synchronized`) into a Diagnosis `{verdict, summary, evidence, grownOrigins, snapshots}`.
+    /// Classifies `{samples, warmup, session?}` (per-iteration `metrics()` snapshots: before the
+    /// first iteration, then after each) or `{before, warm, after}` (three snapshots; optional
+    /// `iterations`, `warmup`, `synchronized`) into a Diagnosis `{verdict, summary, evidence,
+    /// grownOrigins, findings, series?, snapshots}`.
     #[wasm_bindgen(unchecked_return_type = "Diagnosis")]
     pub fn diagnose(
         #[wasm_bindgen(unchecked_param_type = "DiagnoseInput")] input: JsValue,
     ) -> JsResult<JsValue> {
         if !input.is_object() {
             return Err(to_js(invalid_arg!(
-                "diagnose needs {{before, warm, after}}, got {}",
+                "diagnose needs {{samples, warmup}} or {{before, warm, after}}, got {}",
                 describe(&input)
             )));
         }
         let get = |k: &str| js_sys::Reflect::get(&input, &k.into()).unwrap_or_default();
+        let samples = get("samples");
+        if !samples.is_undefined() {
+            if !js_sys::Array::is_array(&samples) {
+                return Err(to_js(invalid_arg!(
+                    "diagnose: samples must be an array of metrics() snapshots, got {}",
+                    describe(&samples)
+                )));
+            }
+            let list = js_sys::Array::from(&samples)
+                .iter()
+                .enumerate()
+                .map(|(i, s)| records(&format!("samples[{i}]"), &s))
+                .collect::<JsResult<Vec<_>>>()?;
+            let warmup = count(&input, "warmup", 0)? as usize;
+            let session = session_label("diagnose", &get("session"))?;
+            let synchronized = get("synchronized").as_bool().unwrap_or(false);
+            let d = crate::telemetry::diagnose_samples(&list, warmup, session.as_deref(), synchronized);
+            return to_value(&d.map_err(to_js)?);
+        }
         let n = count(&input, "iterations", 0)?;
         let w = count(&input, "warmup", 0)?;
         let snapshots = Snapshots {
@@ -151,16 +172,26 @@ impl JsTelemetry {
     }
 
     /// Runs `fn(i)` (sync or async) `warmup + iterations` times, synchronising every live session
-    /// before each of the three snapshots, and diagnoses. Options: `{warmup = 5, iterations = 20}`.
+    /// and sampling after every iteration, and diagnoses. Options: `{warmup = 5, iterations = 20,
+    /// session}` (`session`: a Session or its label; only its figures count).
     #[wasm_bindgen(unchecked_return_type = "Diagnosis")]
     pub async fn watch(
         #[wasm_bindgen(unchecked_param_type = "(iteration: number) => unknown")] f: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "WatchOptions")] options: JsValue,
     ) -> JsResult<JsValue> {
         let f = super::args::function("watch: fn", &f)?;
+        let session = if options.is_object() {
+            session_label(
+                "watch",
+                &js_sys::Reflect::get(&options, &"session".into()).unwrap_or_default(),
+            )?
+        } else {
+            None
+        };
         let opts = WatchOptions {
             warmup: count(&options, "warmup", 5)?,
             iterations: count(&options, "iterations", 20)?,
+            session,
         };
         let sessions = super::session::live_sessions();
         let refs: Vec<&crate::Session> = sessions.iter().map(|s| s.as_ref()).collect();
@@ -204,4 +235,20 @@ impl JsTelemetry {
         let r = crate::telemetry::report(ctx, diagnosis.as_ref());
         js_sys::JSON::parse(&r.to_string())
     }
+}
+
+/// A session given as a `Session` handle or its label; `None` when absent.
+fn session_label(what: &str, v: &JsValue) -> JsResult<Option<String>> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    if let Some(s) = v.as_string() {
+        return Ok(Some(s));
+    }
+    super::session::label_of(v).map(Some).ok_or_else(|| {
+        to_js(invalid_arg!(
+            "{what}: session must be a Session or its label, got {}",
+            describe(v)
+        ))
+    })
 }

@@ -97,14 +97,22 @@ export interface Snapshots {
   before: MetricRecord[]; warm: MetricRecord[]; after: MetricRecord[];
   warmup?: number; iterations?: number; synchronized: boolean;
 }
+/** Something that moved but did not decide the verdict. */
+export interface Finding {
+  kind: 'bounded-growth' | 'larger-input' | 'pool-warm-up' | 'pool-growth' | 'runtime-growth' | 'shape-growth' | 'tensor-growth';
+  summary: string;
+}
+/** Per-iteration figures: before the first iteration, then after each. */
+export interface Series { liveBytes: number[]; poolBytes: number[]; peakBytes: number[]; runtimeBytes: number[] }
 export interface Diagnosis {
   verdict: Verdict; summary: string; evidence: Evidence[]; grownOrigins: string[]; snapshots: Snapshots;
+  findings: Finding[]; series?: Series; session?: string;
 }
-export interface DiagnoseInput {
+export type DiagnoseInput = {
   before: MetricRecord[]; warm: MetricRecord[]; after: MetricRecord[];
   iterations?: number; warmup?: number; synchronized?: boolean;
-}
-export interface WatchOptions { warmup?: number; iterations?: number }
+} | { samples: MetricRecord[][]; warmup?: number; session?: Session | string; synchronized?: boolean };
+export interface WatchOptions { warmup?: number; iterations?: number; session?: Session | string }
 export interface ReportContext {
   program?: string; inputs?: { name: string; shape: Shape; dtype: DType }[]; iterations?: number;
   pattern?: string; diagnosis?: Diagnosis; [key: string]: unknown;

@@ -1,24 +1,28 @@
-//! Diagnosis: classify a trend from three snapshots (before warm-up, after warm-up, after the
-//! steady iterations) into the seed's categories.
+//! Diagnosis: classify a trend from per-iteration samples (`watch`, `diagnose({samples, warmup})`)
+//! or from three snapshots (`diagnose({before, warm, after})`) into the seed's categories.
 //!
-//! The rules, in order (all differences are between `warm` and `after`):
-//! 1. **ownership-leak** — `compute.storage/live_bytes` rose. Accounting is exact, so any rise is
-//!    storage someone still owns; evidence names the origins whose live bytes grew.
-//! 2. **shape-growth** — live bytes flat, `compute.storage/peak_bytes` rose: later work used larger
-//!    shapes.
-//! 3. **pool-retention** (warming) — live and peak flat, `compute.memory/pool_bytes` still rising:
-//!    the pool is caching new size classes.
-//! 4. **process-growth** — live, peak and pool flat, but `runtime.memory` (resident bytes, wasm
-//!    memory or JS heap) rose by more than 4 MiB and 5 % (less is within a JS heap's normal swing between
-//!    collections): the runtime, driver or JS heap, not tensors.
-//! 5. **pool-retention** — all flat, and during warm-up the pool grew by more than 1.5 × the
-//!    workload's working set (peak live bytes during warm-up above the baseline live bytes) — more than
-//!    size-class rounding explains: buffers retained for reuse, not a leak. (`watch` resets the peak
-//!    gauges before its first snapshot so the peak is the workload's own.)
-//! 6. **steady** — otherwise.
+//! The figures are series over the window from the end of warm-up to the last sample; their
+//! trends (sustained, stopped, flat) are defined in `series.rs`. The rules, in order:
+//! 1. **ownership-leak** — `compute.storage/live_bytes` rises *sustained* through the window.
+//!    Accounting is exact, so any such rise, however small, is storage someone still owns; evidence
+//!    names the origins whose live bytes grew. A rise that stops (a bounded queue filling, a table
+//!    built once) is a finding (`bounded-growth`), not a leak.
+//! 2. Otherwise a sustained rise of the peak is **shape-growth** (later work uses larger shapes; the
+//!    pool's rise that comes with it is a finding: new sizes need new classes), and else the
+//!    **largest** of the sustained growths of the pool (**pool-retention**: still caching new sizes)
+//!    and runtime memory (**process-growth**: resident bytes, wasm memory or JS heap) decides. Pool and runtime growth
+//!    count only when *material*: at least 64 KiB (pool) or 1 MiB (runtime), 2 % of the figure's own
+//!    size, and more than it swings by itself inside the window (a JS heap between collections).
+//! 3. **pool-retention** — nothing grows in the window, but during warm-up the pool grew by a
+//!    material amount (≥ 64 KiB) and by more than 1.5 × the workload's working set (peak live bytes
+//!    during warm-up above the baseline): buffers retained for reuse. A smaller warm-up (size-class
+//!    rounding of tiny tensors) is a finding (`pool-warm-up`).
+//! 4. **steady** — otherwise.
+//!
+//! Whatever moved but did not decide the verdict is listed in `findings`. With a `session`, only
+//! that session's labelled records count (runtime memory is the process's).
 
-use std::collections::BTreeMap;
-
+use super::series::{material, point, swing, trend, Point, Trend};
 use super::MetricRecord;
 
 /// The verdicts (API.md).
@@ -88,30 +92,41 @@ pub struct Diagnosis {
     pub evidence: Vec<Evidence>,
     /// Origins whose live bytes grew between `warm` and `after`, largest growth first.
     pub grown_origins: Vec<String>,
-    /// The snapshots.
+    /// The snapshots (from samples: the first, the one at the end of warm-up, the last).
     pub snapshots: Snapshots,
+    /// Per-iteration figures, when diagnosed from samples.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub series: Option<Series>,
+    /// What moved but did not decide the verdict.
+    #[serde(default)]
+    pub findings: Vec<Finding>,
+    /// The session whose labelled figures were judged (`None`: the process).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub session: Option<String>,
 }
 
-fn value(s: &[MetricRecord], scope: &str, name: &str) -> f64 {
-    super::find(s, scope, name).unwrap_or(0.0)
+/// Per-iteration figures (one entry per sample: before the first iteration, then after each).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Series {
+    /// `compute.storage/live_bytes`.
+    pub live_bytes: Vec<f64>,
+    /// `compute.memory/pool_bytes`.
+    pub pool_bytes: Vec<f64>,
+    /// `compute.storage/peak_bytes`.
+    pub peak_bytes: Vec<f64>,
+    /// The sum of the `runtime.memory` records (resident bytes, wasm memory, JS heap).
+    pub runtime_bytes: Vec<f64>,
 }
 
-fn by_origin(s: &[MetricRecord]) -> BTreeMap<String, f64> {
-    s.iter()
-        .filter(|r| r.scope == "compute.storage" && r.name == "live_bytes_by_origin")
-        .filter_map(|r| Some((r.labels.as_ref()?.get("origin")?.clone(), r.value)))
-        .collect()
-}
-
-fn runtime_total(s: &[MetricRecord]) -> f64 {
-    [
-        "process_resident_bytes",
-        "js_heap_used_bytes",
-        "wasm_memory_bytes",
-    ]
-    .iter()
-    .map(|n| value(s, "runtime.memory", n))
-    .sum()
+/// Something that moved but did not decide the verdict.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Finding {
+    /// `bounded-growth`, `larger-input`, `pool-warm-up`, `pool-growth`, `runtime-growth`,
+    /// `shape-growth` or `tensor-growth`.
+    pub kind: String,
+    /// One sentence.
+    pub summary: String,
 }
 
 fn fmt_bytes(b: f64) -> String {
@@ -125,11 +140,68 @@ fn fmt_bytes(b: f64) -> String {
     }
 }
 
-/// Classifies `snapshots` (see the module docs for the rules).
+/// Classifies three snapshots (see the module docs for the rules).
 pub fn diagnose(snapshots: Snapshots) -> Diagnosis {
-    let (b, w, a) = (&snapshots.before, &snapshots.warm, &snapshots.after);
-    let n = snapshots.iterations.filter(|&n| n > 0);
-    let ev = |metric: &str, get: &dyn Fn(&[MetricRecord]) -> f64| {
+    let samples = [
+        snapshots.before.clone(),
+        snapshots.warm.clone(),
+        snapshots.after.clone(),
+    ];
+    let mut d = judge(&samples, 1, snapshots.iterations, None);
+    d.snapshots = snapshots;
+    d
+}
+
+/// Classifies per-iteration samples: `samples[0]` before the first iteration, then one after each;
+/// the first `warmup` iterations are warm-up. With `session`, only its labelled figures count.
+pub fn diagnose_samples(
+    samples: &[Vec<MetricRecord>],
+    warmup: usize,
+    session: Option<&str>,
+    synchronized: bool,
+) -> crate::Result<Diagnosis> {
+    if samples.len() < 2 || warmup >= samples.len() - 1 {
+        return Err(crate::Error::InvalidArgument(format!(
+            "diagnose needs at least one sample after warm-up: {} samples, warmup {warmup}",
+            samples.len()
+        )));
+    }
+    let iterations = (samples.len() - 1 - warmup) as u64;
+    let mut d = judge(samples, warmup, Some(iterations), session);
+    d.snapshots = Snapshots {
+        before: samples[0].clone(),
+        warm: samples[warmup].clone(),
+        after: samples[samples.len() - 1].clone(),
+        warmup: Some(warmup as u64),
+        iterations: Some(iterations),
+        synchronized,
+    };
+    let pts: Vec<Point> = samples.iter().map(|s| point(s, session)).collect();
+    d.series = Some(Series {
+        live_bytes: pts.iter().map(|p| p.live).collect(),
+        pool_bytes: pts.iter().map(|p| p.pool).collect(),
+        peak_bytes: pts.iter().map(|p| p.peak).collect(),
+        runtime_bytes: pts.iter().map(|p| p.runtime).collect(),
+    });
+    d.session = session.map(str::to_string);
+    Ok(d)
+}
+
+const POOL_FLOOR: f64 = 64.0 * 1024.0;
+const RUNTIME_FLOOR: f64 = 1024.0 * 1024.0;
+
+/// The rules, over `samples` with the window starting at `warm`.
+fn judge(
+    samples: &[Vec<MetricRecord>],
+    warm: usize,
+    iterations: Option<u64>,
+    session: Option<&str>,
+) -> Diagnosis {
+    let pts: Vec<Point> = samples.iter().map(|s| point(s, session)).collect();
+    let (b, w, a) = (&pts[0], &pts[warm], &pts[pts.len() - 1]);
+    let window = &pts[warm..];
+    let n = iterations.filter(|&n| n > 0);
+    let ev = |metric: &str, get: &dyn Fn(&Point) -> f64| {
         let (vb, vw, va) = (get(b), get(w), get(a));
         Evidence {
             metric: metric.to_string(),
@@ -140,30 +212,39 @@ pub fn diagnose(snapshots: Snapshots) -> Diagnosis {
             per_iteration: n.map(|n| (va - vw) / n as f64),
         }
     };
-    let m = |scope: &'static str, name: &'static str| {
-        ev(&format!("{scope}/{name}"), &move |s: &[MetricRecord]| {
-            value(s, scope, name)
-        })
-    };
-    let live = m("compute.storage", "live_bytes");
-    let peak = m("compute.storage", "peak_bytes");
-    let pool = m("compute.memory", "pool_bytes");
-    let cached = m("compute.memory", "pool_cached_bytes");
-    let tensors = m("compute.storage", "live_tensors");
-    let runtime = ev("runtime.memory/total", &runtime_total);
+    let col = |get: fn(&Point) -> f64| window.iter().map(get).collect::<Vec<f64>>();
+    let live = ev("compute.storage/live_bytes", &|p| p.live);
+    let peak = ev("compute.storage/peak_bytes", &|p| p.peak);
+    let pool = ev("compute.memory/pool_bytes", &|p| p.pool);
+    let cached = ev("compute.memory/pool_cached_bytes", &|p| p.cached);
+    let tensors = ev("compute.storage/live_tensors", &|p| p.tensors);
+    let runtime = ev("runtime.memory/total", &|p| p.runtime);
+    let (live_t, peak_t, pool_t, runtime_t) = (
+        trend(&col(|p| p.live)),
+        trend(&col(|p| p.peak)),
+        trend(&col(|p| p.pool)),
+        trend(&col(|p| p.runtime)),
+    );
+    let pool_material = material(pool.delta, pool.warm, POOL_FLOOR, swing(&col(|p| p.pool)));
+    let runtime_material = material(
+        runtime.delta,
+        runtime.warm,
+        RUNTIME_FLOOR,
+        swing(&col(|p| p.runtime)),
+    );
 
-    let (ow, oa) = (by_origin(w), by_origin(a));
-    let mut grown: Vec<(String, f64)> = oa
+    let mut grown: Vec<(String, f64)> = a
+        .origins
         .iter()
-        .map(|(o, &v)| (o.clone(), v - ow.get(o).copied().unwrap_or(0.0)))
+        .map(|(o, &v)| (o.clone(), v - w.origins.get(o).copied().unwrap_or(0.0)))
         .filter(|(_, d)| *d > 0.0)
         .collect();
     grown.sort_by(|x, y| y.1.total_cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
     let origin_ev: Vec<Evidence> = grown
         .iter()
         .map(|(o, _)| {
-            ev(&format!("origin:{o}"), &|s: &[MetricRecord]| {
-                by_origin(s).get(o).copied().unwrap_or(0.0)
+            ev(&format!("origin:{o}"), &|p| {
+                p.origins.get(o).copied().unwrap_or(0.0)
             })
         })
         .collect();
@@ -171,90 +252,188 @@ pub fn diagnose(snapshots: Snapshots) -> Diagnosis {
         Some(p) => format!("{} per iteration", fmt_bytes(p)),
         None => format!("{} in total", fmt_bytes(e.delta)),
     };
-
-    // JS heaps rise and fall between collections by a few MiB: only a larger, sustained rise counts.
-    let runtime_rose = runtime.delta > (4u64 << 20) as f64 && runtime.delta > 0.05 * runtime.warm;
-    let (verdict, summary, mut evidence) = if live.delta > 0.0 {
-        let who = if grown.is_empty() {
-            String::new()
-        } else {
-            let list: Vec<String> = grown
-                .iter()
-                .take(3)
-                .map(|(o, d)| format!("'{o}' (+{})", fmt_bytes(*d)))
-                .collect();
-            format!("; growing: {}", list.join(", "))
-        };
-        let s = format!(
-            "live tensor bytes rose by {} ({} tensors){who}: something keeps outputs or states without disposing them",
-            per(&live),
-            tensors.delta
-        );
-        let mut e = vec![live.clone(), tensors.clone()];
-        e.extend(origin_ev);
-        (Verdict::OwnershipLeak, s, e)
-    } else if peak.delta > 0.0 {
-        let s = format!(
-            "live bytes are flat but the peak rose by {}: later iterations use larger shapes (not a leak)",
-            per(&peak)
-        );
-        (
-            Verdict::ShapeGrowth,
-            s,
-            vec![peak.clone(), live.clone(), pool.clone()],
-        )
-    } else if pool.delta > 0.0 {
-        let s = format!(
-            "live bytes and peak are flat; the pool is still caching new sizes (+{}): retention for reuse, bounded by pool_max_total_bytes",
-            per(&pool)
-        );
-        (
-            Verdict::PoolRetention,
-            s,
-            vec![pool.clone(), cached.clone(), live.clone()],
-        )
-    } else if runtime_rose {
-        let s = format!(
-            "tensor storage and the pool are flat, but runtime memory rose by {}: the JS heap, runtime or driver grows, not tensors",
-            per(&runtime)
-        );
-        (
-            Verdict::ProcessGrowth,
-            s,
-            vec![runtime.clone(), live.clone(), pool.clone()],
-        )
-    } else if pool.warm - pool.before > 1.5 * (peak.warm - live.before).max(0.0) && pool.warm > pool.before {
-        let working = (peak.warm - live.before).max(0.0);
-        let s = format!(
-            "live bytes are flat; the pool warmed up by {} and plateaued at {} — {:.1}× the working set of {}: retention for reuse, not a leak",
-            fmt_bytes(pool.warm - pool.before),
-            fmt_bytes(pool.after),
-            (pool.warm - pool.before) / working.max(1.0),
-            fmt_bytes(working)
-        );
-        (
-            Verdict::PoolRetention,
-            s,
-            vec![pool.clone(), cached.clone(), peak.clone(), live.clone()],
-        )
-    } else {
-        let s = format!(
-            "steady: live bytes ({}), peak and pool bytes are flat after warm-up",
-            fmt_bytes(live.after)
-        );
-        (Verdict::Steady, s, vec![live.clone(), pool.clone(), peak.clone()])
+    let mut findings = Vec::new();
+    let mut find = |kind: &str, summary: String| {
+        findings.push(Finding {
+            kind: kind.into(),
+            summary,
+        })
     };
+
+    // Sustained, material growths other than live bytes, largest first.
+    let mut growths: Vec<(f64, Verdict)> = Vec::new();
+    if peak_t == Trend::Sustained && peak.delta > 0.0 {
+        growths.push((peak.delta, Verdict::ShapeGrowth));
+    }
+    if pool_t == Trend::Sustained && pool_material {
+        growths.push((pool.delta, Verdict::PoolRetention));
+    }
+    if runtime_t == Trend::Sustained && runtime_material {
+        growths.push((runtime.delta, Verdict::ProcessGrowth));
+    }
+    // A rising peak explains a rising pool (new sizes need new classes): shape growth comes first.
+    growths.sort_by(|x, y| {
+        let shape = |v: Verdict| v == Verdict::ShapeGrowth;
+        shape(y.1).cmp(&shape(x.1)).then(y.0.total_cmp(&x.0))
+    });
+    let warm_up_pool = w.pool - b.pool;
+    let working = (w.peak - b.live).max(0.0);
+    let pool_plateau = warm_up_pool >= POOL_FLOOR && warm_up_pool > 1.5 * working;
+
+    let leak = live_t == Trend::Sustained && live.delta > 0.0;
+    let decided = if leak {
+        Verdict::OwnershipLeak
+    } else if let Some(&(_, v)) = growths.first() {
+        v
+    } else if pool_plateau {
+        Verdict::PoolRetention
+    } else {
+        Verdict::Steady
+    };
+    let (summary, mut evidence) = match decided {
+        Verdict::OwnershipLeak => {
+            let who = if grown.is_empty() {
+                String::new()
+            } else {
+                let list: Vec<String> = grown
+                    .iter()
+                    .take(3)
+                    .map(|(o, d)| format!("'{o}' (+{})", fmt_bytes(*d)))
+                    .collect();
+                format!("; growing: {}", list.join(", "))
+            };
+            let s = format!(
+                "live tensor bytes rose by {} ({} tensors){who}: something keeps outputs or states without disposing them",
+                per(&live),
+                tensors.delta
+            );
+            let mut e = vec![live.clone(), tensors.clone()];
+            e.extend(origin_ev);
+            (s, e)
+        }
+        Verdict::ShapeGrowth => (
+            format!(
+                "live bytes are flat but the peak rose by {}: later iterations use larger shapes (not a leak)",
+                per(&peak)
+            ),
+            vec![peak.clone(), live.clone(), pool.clone()],
+        ),
+        Verdict::PoolRetention if !growths.is_empty() => (
+            format!(
+                "live bytes and peak are flat; the pool is still caching new sizes (+{}): retention for reuse, bounded by pool_max_total_bytes",
+                per(&pool)
+            ),
+            vec![pool.clone(), cached.clone(), live.clone()],
+        ),
+        Verdict::PoolRetention => (
+            format!(
+                "live bytes are flat; the pool warmed up by {} and plateaued at {} — {:.1}× the working set of {}: retention for reuse, not a leak",
+                fmt_bytes(warm_up_pool),
+                fmt_bytes(a.pool),
+                warm_up_pool / working.max(1.0),
+                fmt_bytes(working)
+            ),
+            vec![pool.clone(), cached.clone(), peak.clone(), live.clone()],
+        ),
+        Verdict::ProcessGrowth => (
+            format!(
+                "tensor storage and the pool are flat, but runtime memory rose by {}: the JS heap, runtime or driver grows, not tensors",
+                per(&runtime)
+            ),
+            vec![runtime.clone(), live.clone(), pool.clone()],
+        ),
+        Verdict::Steady => (
+            format!(
+                "steady: live bytes ({}), peak and pool bytes are flat after warm-up",
+                fmt_bytes(live.after)
+            ),
+            vec![live.clone(), pool.clone(), peak.clone()],
+        ),
+    };
+
+    // Findings: what moved without deciding.
+    if !leak && live_t != Trend::Flat {
+        let rise = window.iter().map(|p| p.live).fold(f64::NEG_INFINITY, f64::max) - w.live;
+        find(
+            "bounded-growth",
+            format!(
+                "live bytes rose by {} during the window and then stopped (a bounded queue filling, a table built once): not a leak while it stays bounded",
+                fmt_bytes(rise)
+            ),
+        );
+    }
+    for &(delta, v) in growths.iter().filter(|(_, v)| *v != decided || leak) {
+        let (kind, what) = match v {
+            Verdict::ShapeGrowth => ("shape-growth", "the peak (larger shapes)"),
+            Verdict::PoolRetention => ("pool-growth", "the pool"),
+            _ => (
+                "runtime-growth",
+                "runtime memory (JS heap, wasm memory or resident bytes)",
+            ),
+        };
+        find(kind, format!("{what} also grew by {}", fmt_bytes(delta)));
+    }
+    if peak_t == Trend::Stopped && peak.delta > 0.0 && decided != Verdict::ShapeGrowth {
+        find(
+            "larger-input",
+            format!(
+                "the peak rose by {} once and then stayed: a larger input than warm-up saw",
+                fmt_bytes(peak.delta)
+            ),
+        );
+    }
+    let pool_moved = pool.delta.max(warm_up_pool);
+    if decided != Verdict::PoolRetention
+        && pool_moved > 0.0
+        && !growths.iter().any(|g| g.1 == Verdict::PoolRetention)
+    {
+        find(
+            "pool-warm-up",
+            format!(
+                "the pool grew by {} (size-class rounding and cached buffers): not material against its size ({}) or the 64 KiB floor",
+                fmt_bytes(pool_moved),
+                fmt_bytes(a.pool)
+            ),
+        );
+    }
+    if decided != Verdict::ProcessGrowth
+        && runtime.delta >= RUNTIME_FLOOR
+        && !growths.iter().any(|g| g.1 == Verdict::ProcessGrowth)
+    {
+        find(
+            "runtime-growth",
+            format!(
+                "runtime memory rose by {} without a sustained, material trend (it swings by {} on its own): not counted",
+                fmt_bytes(runtime.delta),
+                fmt_bytes(swing(&col(|p| p.runtime)))
+            ),
+        );
+    }
     for e in [live, peak, pool, cached, runtime] {
         if !evidence.iter().any(|x| x.metric == e.metric) {
             evidence.push(e);
         }
     }
     Diagnosis {
-        verdict,
+        verdict: decided,
         summary,
         evidence,
-        grown_origins: grown.into_iter().map(|(o, _)| o).collect(),
-        snapshots,
+        grown_origins: if leak {
+            grown.into_iter().map(|(o, _)| o).collect()
+        } else {
+            vec![]
+        },
+        snapshots: Snapshots {
+            before: vec![],
+            warm: vec![],
+            after: vec![],
+            warmup: None,
+            iterations,
+            synchronized: false,
+        },
+        series: None,
+        findings,
+        session: session.map(str::to_string),
     }
 }
 
@@ -262,6 +441,7 @@ pub fn diagnose(snapshots: Snapshots) -> Diagnosis {
 mod tests {
     use super::*;
     use crate::telemetry::{record, MetricKind};
+    use std::collections::BTreeMap;
 
     fn snap(live: f64, peak: f64, pool: f64, runtime: f64, origins: &[(&str, f64)]) -> Vec<MetricRecord> {
         let mut v = vec![
@@ -321,16 +501,24 @@ mod tests {
         assert_eq!(d.verdict, Verdict::ShapeGrowth);
         let d = verdict(
             snap(0., 0., 0., 0., &[]),
-            snap(4., 4000., 9000., 0., &[]),
-            snap(4., 4000., 9000., 0., &[]),
+            snap(4., 400_000., 900_000., 0., &[]),
+            snap(4., 400_000., 900_000., 0., &[]),
         );
         assert_eq!(d.verdict, Verdict::PoolRetention);
         let d = verdict(
             snap(0., 0., 0., 0., &[]),
-            snap(4., 4000., 5000., 0., &[]),
-            snap(4., 4000., 5000., 0., &[]),
+            snap(4., 400_000., 500_000., 0., &[]),
+            snap(4., 400_000., 500_000., 0., &[]),
         );
         assert_eq!(d.verdict, Verdict::Steady);
+        // tiny tensors: 20 B of work, 512 B of pool rounding — steady, with the warm-up a finding
+        let d = verdict(
+            snap(0., 0., 0., 0., &[]),
+            snap(0., 20., 512., 0., &[]),
+            snap(0., 20., 512., 0., &[]),
+        );
+        assert_eq!(d.verdict, Verdict::Steady);
+        assert_eq!(d.findings[0].kind, "pool-warm-up");
         let d = verdict(
             snap(0., 0., 0., 50. * mib, &[]),
             snap(4., 4000., 5000., 50. * mib, &[]),

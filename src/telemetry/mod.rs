@@ -5,6 +5,7 @@
 pub mod diagnose;
 pub mod owners;
 pub mod report;
+mod series;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -13,7 +14,7 @@ use std::sync::{Arc, Mutex, Weak};
 use crate::accounting::{Ledger, LedgerSnapshot, PROCESS};
 use owners::{OwnerGroup, OwnerTable};
 
-pub use diagnose::{diagnose, Diagnosis, Evidence, Snapshots, Verdict};
+pub use diagnose::{diagnose, diagnose_samples, Diagnosis, Evidence, Finding, Series, Snapshots, Verdict};
 pub use owners::{current_iteration, next_iteration};
 pub use report::report;
 
@@ -88,6 +89,21 @@ pub struct SessionInfo {
 }
 
 static SESSIONS: Mutex<Vec<Registered>> = Mutex::new(Vec::new());
+
+/// `INVALID_ARGUMENT` if a live session (one whose ledger still exists: not yet dropped, or with
+/// storage still alive) already has this label: labels name per-session records and `watch`'s
+/// `session` filter, so they are unique.
+pub(crate) fn check_label_free(label: &str) -> crate::Result<()> {
+    let taken = registry()
+        .iter()
+        .any(|r| r.label == label && r.ledger.strong_count() > 0);
+    if taken {
+        return Err(crate::Error::InvalidArgument(format!(
+            "a live session is already labelled '{label}': session labels are unique"
+        )));
+    }
+    Ok(())
+}
 
 /// Registers a session so its figures appear as labelled records while it lives.
 pub(crate) fn register_session(
@@ -302,7 +318,8 @@ pub fn ledger_records(s: &LedgerSnapshot, labels: Option<&BTreeMap<String, Strin
 
 /// The process-wide snapshot (all sessions) with the `runtime.memory` records and forgotten-handle
 /// figures, then live bytes per origin (`compute.storage/live_bytes_by_origin`, labelled
-/// `{origin}`), then one labelled set per live session (`{session}`).
+/// `{origin}`), then one labelled set per live session (`{session}`), each followed by that
+/// session's live bytes per origin (`{session, origin}`).
 pub fn metrics() -> Vec<MetricRecord> {
     use MetricKind::{Counter, Gauge};
     let mut out = ledger_records(&PROCESS.snapshot(), None);
@@ -361,6 +378,24 @@ pub fn metrics() -> Vec<MetricRecord> {
         if let Some(l) = r.ledger.upgrade() {
             let labels = BTreeMap::from([("session".to_string(), r.label.clone())]);
             out.extend(ledger_records(&l.snapshot(), Some(&labels)));
+            if let Some(o) = r.owners.upgrade() {
+                let mut mine = BTreeMap::new();
+                o.bytes_by_origin_into(&mut mine);
+                for (origin, bytes) in mine {
+                    let mut labels = labels.clone();
+                    labels.insert("origin".to_string(), origin);
+                    out.push(MetricRecord {
+                        labels: Some(labels),
+                        ..record(
+                            "compute.storage",
+                            "live_bytes_by_origin",
+                            Gauge,
+                            "bytes",
+                            bytes as f64,
+                        )
+                    });
+                }
+            }
         }
     }
     out
@@ -385,27 +420,31 @@ pub fn find(records: &[MetricRecord], scope: &str, name: &str) -> Option<f64> {
 }
 
 /// Options of [`watch`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Default)]
 pub struct WatchOptions {
-    /// Iterations before the `warm` snapshot (compilation, pool warm-up, representative shapes).
+    /// Iterations before the window (compilation, pool warm-up, representative shapes).
     pub warmup: u64,
-    /// Iterations between `warm` and `after`.
+    /// Iterations in the window.
     pub iterations: u64,
+    /// Judge only this session's figures (its label); `None`: the process's.
+    pub session: Option<String>,
 }
 
-impl Default for WatchOptions {
-    fn default() -> Self {
+impl WatchOptions {
+    /// `warmup` then `iterations`, judged on the process's figures.
+    pub const fn new(warmup: u64, iterations: u64) -> WatchOptions {
         WatchOptions {
-            warmup: 5,
-            iterations: 20,
+            warmup,
+            iterations,
+            session: None,
         }
     }
 }
 
-/// Runs `f(i)` `warmup + iterations` times, advancing the iteration counter before each call and
-/// synchronising every session in `sessions` before each of the three snapshots, then diagnoses.
-/// The peak gauges are reset (as by [`reset_peak`]) before the first snapshot, so peaks describe
-/// the watched workload.
+/// Runs `f(i)` `warmup + iterations` times, advancing the iteration counter before each call;
+/// synchronises every session in `sessions` and samples `metrics()` before the first iteration and
+/// after every one, then diagnoses the samples ([`diagnose_samples`]). The peak gauges are reset (as
+/// by [`reset_peak`]) before the first sample, so peaks describe the watched workload.
 pub async fn watch(
     sessions: &[&crate::Session],
     options: WatchOptions,
@@ -419,27 +458,33 @@ pub async fn watch(
         }
         Ok(())
     }
+    if options.iterations == 0 {
+        return Err(crate::Error::InvalidArgument(
+            "watch needs at least one iteration after warm-up".into(),
+        ));
+    }
+    if let Some(label) = &options.session {
+        if !self::sessions().iter().any(|s| &s.label == label) {
+            return Err(crate::Error::InvalidArgument(format!(
+                "watch: no live session is labelled '{label}'"
+            )));
+        }
+    }
     sync_all(sessions).await?;
     reset_peak();
-    let before = metrics();
-    for i in 0..options.warmup {
+    let total = options.warmup + options.iterations;
+    let mut samples = Vec::with_capacity(total as usize + 1);
+    samples.push(metrics());
+    for i in 0..total {
         next_iteration();
         f(i).await?;
+        sync_all(sessions).await?;
+        samples.push(metrics());
     }
-    sync_all(sessions).await?;
-    let warm = metrics();
-    for i in 0..options.iterations {
-        next_iteration();
-        f(options.warmup + i).await?;
-    }
-    sync_all(sessions).await?;
-    let after = metrics();
-    Ok(diagnose(Snapshots {
-        before,
-        warm,
-        after,
-        warmup: Some(options.warmup),
-        iterations: Some(options.iterations),
-        synchronized: true,
-    }))
+    diagnose_samples(
+        &samples,
+        options.warmup as usize,
+        options.session.as_deref(),
+        true,
+    )
 }

@@ -8,10 +8,7 @@ use affon::{DType, Session, Tensor};
 
 use crate::programs::running_mean;
 
-const OPTS: WatchOptions = WatchOptions {
-    warmup: 10,
-    iterations: 30,
-};
+const OPTS: WatchOptions = WatchOptions::new(10, 30);
 
 fn check(d: &telemetry::Diagnosis, want: Verdict, case: &str) {
     assert_eq!(
@@ -106,10 +103,7 @@ pub async fn growing_shapes(s: &Session) {
 /// A correct loop cycling through many distinct sizes: the pool warms up, then plateaus.
 pub async fn cycles_distinct_sizes(s: &Session) {
     let sizes: Vec<usize> = (1..=10).map(|k| k * 1024 + 250).collect();
-    let opts = WatchOptions {
-        warmup: 10,
-        iterations: 30,
-    };
+    let opts = WatchOptions::new(10, 30);
     let d = telemetry::watch(&[s], opts, async |i| {
         let t = s.ones(&[sizes[i as usize % sizes.len()]], DType::Float32)?;
         let _u = t.mul(&t)?;
@@ -185,17 +179,10 @@ pub async fn live_tensor_attribution(s: &Session) {
 /// Every report field is present and consistent.
 pub async fn report_fields(s: &Session) {
     let x = s.ones(&[64], DType::Float32).unwrap();
-    let d = telemetry::watch(
-        &[s],
-        WatchOptions {
-            warmup: 2,
-            iterations: 4,
-        },
-        async |_| {
-            drop(x.exp()?);
-            Ok(())
-        },
-    )
+    let d = telemetry::watch(&[s], WatchOptions::new(2, 4), async |_| {
+        drop(x.exp()?);
+        Ok(())
+    })
     .await
     .unwrap();
     let ctx = serde_json::json!({ "program": "exp-loop", "inputs": [{ "name": "x", "shape": [64], "dtype": "float32" }],

@@ -1,0 +1,165 @@
+//! Per-iteration series and the trend rules verdicts are judged by (see `diagnose.rs`).
+//!
+//! A series is one figure read from each sample (`metrics()` after an iteration). The window is the
+//! samples from the end of warm-up to the last one. Its trend is:
+//! - **sustained** — it rises through the window: split into thirds, each third's maximum is above
+//!   the previous one's, and the last third's minimum is above the first third's maximum (a rise
+//!   that continues, not one that happened once or a fluctuation). With fewer than four samples (the
+//!   three-snapshot form) any rise is sustained;
+//! - **stopped** — it ended higher than it started but the rise did not continue (a bounded queue
+//!   filling, a table built once, a larger input seen once);
+//! - **flat** — otherwise.
+
+use std::collections::BTreeMap;
+
+use super::MetricRecord;
+
+/// The figures of one sample that verdicts read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Point {
+    pub live: f64,
+    pub tensors: f64,
+    pub peak: f64,
+    pub pool: f64,
+    pub cached: f64,
+    pub runtime: f64,
+    pub origins: BTreeMap<String, f64>,
+}
+
+fn labelled<'a>(r: &'a MetricRecord, session: Option<&str>) -> Option<&'a BTreeMap<String, String>> {
+    match (&r.labels, session) {
+        (None, None) => Some(const { &BTreeMap::new() }),
+        (Some(l), Some(s)) if l.get("session").map(String::as_str) == Some(s) => Some(l),
+        _ => None,
+    }
+}
+
+fn value(s: &[MetricRecord], scope: &str, name: &str, session: Option<&str>) -> f64 {
+    s.iter()
+        .find(|r| {
+            r.scope == scope
+                && r.name == name
+                && labelled(r, session).is_some_and(|l| l.len() == session.is_some() as usize)
+        })
+        .map(|r| r.value)
+        .unwrap_or(0.0)
+}
+
+/// Reads a sample. With `session`, tensor and pool figures are that session's labelled records
+/// (runtime memory is the process's: it cannot be attributed).
+pub(crate) fn point(s: &[MetricRecord], session: Option<&str>) -> Point {
+    let runtime = [
+        "process_resident_bytes",
+        "js_heap_used_bytes",
+        "wasm_memory_bytes",
+    ]
+    .iter()
+    .map(|n| value(s, "runtime.memory", n, None))
+    .sum();
+    let origins = s
+        .iter()
+        .filter(|r| r.scope == "compute.storage" && r.name == "live_bytes_by_origin")
+        .filter_map(|r| {
+            let l = r.labels.as_ref()?;
+            let want = session.map(str::to_string);
+            (l.get("session").cloned() == want).then(|| Some((l.get("origin")?.clone(), r.value)))?
+        })
+        .collect();
+    Point {
+        live: value(s, "compute.storage", "live_bytes", session),
+        tensors: value(s, "compute.storage", "live_tensors", session),
+        peak: value(s, "compute.storage", "peak_bytes", session),
+        pool: value(s, "compute.memory", "pool_bytes", session),
+        cached: value(s, "compute.memory", "pool_cached_bytes", session),
+        runtime,
+        origins,
+    }
+}
+
+/// How a series moved through the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Trend {
+    Flat,
+    Stopped,
+    Sustained,
+}
+
+fn max(w: &[f64]) -> f64 {
+    w.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+}
+
+fn min(w: &[f64]) -> f64 {
+    w.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+/// The trend of a window of values (see the module docs).
+pub(crate) fn trend(w: &[f64]) -> Trend {
+    let (Some(&first), Some(&last)) = (w.first(), w.last()) else {
+        return Trend::Flat;
+    };
+    if w.len() < 4 {
+        return if last > first {
+            Trend::Sustained
+        } else {
+            Trend::Flat
+        };
+    }
+    let k = w.len() / 3;
+    let (a, b, c) = (&w[..k], &w[k..w.len() - k], &w[w.len() - k..]);
+    if max(a) < max(b) && max(b) < max(c) && min(c) > max(a) {
+        Trend::Sustained
+    } else if last > first || max(w) > first {
+        Trend::Stopped
+    } else {
+        Trend::Flat
+    }
+}
+
+/// The largest drop from a running peak inside the window: how much the figure swings on its own
+/// (a JS heap between collections). A growth smaller than this is noise.
+pub(crate) fn swing(w: &[f64]) -> f64 {
+    let mut peak = f64::NEG_INFINITY;
+    let mut drop: f64 = 0.0;
+    for &x in w {
+        peak = peak.max(x);
+        drop = drop.max(peak - x);
+    }
+    drop
+}
+
+/// Whether a growth of `delta` in a figure at `level` is material: at least `floor` bytes, 2 % of
+/// the figure's own size, and more than it swings by itself.
+pub(crate) fn material(delta: f64, level: f64, floor: f64, swing: f64) -> bool {
+    delta >= floor && delta >= 0.02 * level && delta > swing
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trends() {
+        let linear: Vec<f64> = (0..31).map(|i| 16.0 * i as f64).collect();
+        assert_eq!(trend(&linear), Trend::Sustained);
+        // one kept output every 10 iterations: still sustained
+        let tenth: Vec<f64> = (0..31).map(|i| ((i + 9) / 10) as f64).collect();
+        assert_eq!(trend(&tenth), Trend::Sustained);
+        // a queue of 10 filling in the first third, then full
+        let queue: Vec<f64> = (0..31).map(|i| (i.min(10)) as f64).collect();
+        assert_eq!(trend(&queue), Trend::Stopped);
+        // a table built once in the middle
+        let table: Vec<f64> = (0..31).map(|i| if i >= 15 { 100.0 } else { 0.0 }).collect();
+        assert_eq!(trend(&table), Trend::Stopped);
+        // fluctuation around a level
+        let noise: Vec<f64> = (0..31).map(|i| ((i * 7) % 5) as f64).collect();
+        assert_ne!(trend(&noise), Trend::Sustained);
+        assert_eq!(trend(&[3.0; 31]), Trend::Flat);
+        // three snapshots: any rise
+        assert_eq!(trend(&[1.0, 2.0]), Trend::Sustained);
+        assert_eq!(trend(&[2.0, 2.0]), Trend::Flat);
+        assert_eq!(swing(&[1.0, 5.0, 2.0, 6.0, 6.0]), 3.0);
+        assert!(!material(512.0, 1e6, 65536.0, 0.0));
+        assert!(material(1e6, 1e6, 65536.0, 1000.0));
+        assert!(!material(3e6, 1e9, 1.0, 0.0), "3 MB of a 1 GB heap is under 2 %");
+    }
+}

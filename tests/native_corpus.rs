@@ -1,0 +1,44 @@
+//! The labelled corpus of memory patterns (`shared/corpus_table.rs`), natively: every pattern
+//! must get its verdict, name its origin and list its finding.
+#![cfg(not(target_arch = "wasm32"))]
+
+#[path = "shared/programs.rs"]
+mod programs;
+
+#[path = "shared/ledger.rs"]
+mod ledger;
+
+#[path = "shared/corpus.rs"]
+mod corpus;
+
+#[path = "shared/corpus_table.rs"]
+mod corpus_table;
+
+use affon::{Session, SessionOptions};
+
+fn session(label: String) -> Session {
+    Session::new(SessionOptions {
+        label: Some(label),
+        ..Default::default()
+    })
+    .expect("a GPU adapter is required")
+}
+
+#[test]
+fn every_pattern_gets_its_verdict() {
+    corpus_table::check_table();
+    let mut failures = vec![];
+    for p in corpus::patterns() {
+        let (s, other) = (session(p.name.to_string()), session(format!("{}-other", p.name)));
+        match pollster::block_on(corpus::run(&p, &s, &other)) {
+            Ok(d) => println!("{:<50} {:?}: {}", p.name, d.verdict, d.summary),
+            Err(e) => failures.push(e),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of the corpus failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
