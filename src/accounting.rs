@@ -16,6 +16,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 #[derive(Debug)]
 pub struct Ledger {
     parent: Option<&'static Ledger>,
+    /// `(track id, session label)` of a session's ledger: its changes are traced (`trace.rs`).
+    trace: Option<(u64, String)>,
     /// Bytes of live storage (sum of `byteLength`).
     pub live_bytes: AtomicU64,
     /// Highest `live_bytes` seen since creation or the last [`Ledger::reset_peak`].
@@ -194,6 +196,7 @@ impl Ledger {
     const fn root() -> Ledger {
         Ledger {
             parent: None,
+            trace: None,
             live_bytes: AtomicU64::new(0),
             peak_bytes: AtomicU64::new(0),
             live_tensors: AtomicU64::new(0),
@@ -220,6 +223,29 @@ impl Ledger {
         }
     }
 
+    /// [`Ledger::session`] for session `id` labelled `label`: while a trace runs, each change adds
+    /// a counter event on that session's track.
+    pub fn for_session(id: u64, label: &str) -> Ledger {
+        Ledger {
+            trace: Some((id, label.to_string())),
+            ..Ledger::session()
+        }
+    }
+
+    fn traced(&self) {
+        if let Some((id, label)) = &self.trace {
+            if crate::trace::enabled() {
+                crate::trace::counter(
+                    *id,
+                    label,
+                    self.live_bytes.load(Relaxed),
+                    self.pool_bytes.load(Relaxed),
+                    self.pool_cached_bytes.load(Relaxed),
+                );
+            }
+        }
+    }
+
     /// A ledger that forwards nowhere (for tests and tools).
     pub fn standalone() -> Ledger {
         Ledger::root()
@@ -233,6 +259,7 @@ impl Ledger {
         if let Some(p) = self.parent {
             p.storage_acquired(bytes);
         }
+        self.traced();
     }
 
     pub(crate) fn storage_released(&self, bytes: u64) {
@@ -242,6 +269,7 @@ impl Ledger {
         if let Some(p) = self.parent {
             p.storage_released(bytes);
         }
+        self.traced();
     }
 
     pub(crate) fn pool_changed(&self, d: PoolDelta) {
@@ -256,6 +284,7 @@ impl Ledger {
         if let Some(p) = self.parent {
             p.pool_changed(d);
         }
+        self.traced();
     }
 
     pub(crate) fn bound_changed(&self, delta: i64) {

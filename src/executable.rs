@@ -287,6 +287,17 @@ impl Executable {
         s.ledger.count(Exec::RunTime(
             ((crate::platform::now_ms() - start) * 1000.0).max(0.0) as u64,
         ));
+        if crate::trace::enabled() {
+            let args = serde_json::json!({ "program": p.name(), "inputs": shapes_of(&by_name) });
+            crate::trace::span(
+                s.id,
+                &s.label,
+                &format!("run:{}", p.name()),
+                "affon.run",
+                start,
+                args,
+            );
+        }
         Ok(outputs)
     }
 
@@ -452,6 +463,14 @@ impl Executable {
             .observe(&s.ledger, &format!("run:{}", p.name()), &in_shapes, &outs);
         Ok(outputs)
     }
+}
+
+fn shapes_of(inputs: &HashMap<&str, &Tensor>) -> serde_json::Value {
+    inputs
+        .iter()
+        .map(|(n, t)| (n.to_string(), serde_json::json!(t.shape())))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
 }
 
 impl Drop for Executable {

@@ -46,6 +46,7 @@ pub mod state;
 pub mod telemetry;
 pub mod tensor;
 mod tensor_ops;
+pub mod trace;
 
 #[cfg(target_arch = "wasm32")]
 pub mod js;

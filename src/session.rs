@@ -232,7 +232,7 @@ impl Session {
         let label = options.label.clone().unwrap_or_else(|| format!("session-{id}"));
         crate::telemetry::check_label_free(&label)?;
         let gpu = Gpu::acquire(&label).await?;
-        let ledger = Arc::new(Ledger::session());
+        let ledger = Arc::new(Ledger::for_session(id, &label));
         let owners = Arc::new(OwnerTable::default());
         let info = Arc::new(crate::telemetry::SessionInfo {
             label: label.clone(),
@@ -371,8 +371,13 @@ impl Session {
     /// Waits until all queued device work has completed.
     pub async fn sync(&self) -> Result<()> {
         self.shared.check_open()?;
+        let start = crate::platform::now_ms();
         self.shared.gpu.sync().await?;
         self.shared.ledger.count(Exec::Sync);
+        if crate::trace::enabled() {
+            let s = &self.shared;
+            crate::trace::span(s.id, &s.label, "sync", "affon.sync", start, serde_json::json!({}));
+        }
         Ok(())
     }
 

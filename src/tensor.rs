@@ -176,9 +176,14 @@ impl Tensor {
     pub(crate) async fn read_with<R>(&self, f: impl FnOnce(&wgpu::BufferView) -> R) -> Result<R> {
         let buffer = self.buffer()?.clone();
         let s = &self.core.session;
+        let start = crate::platform::now_ms();
         let r = s.gpu.read_with(&buffer, self.core.byte_length, f).await?;
         s.ledger.count(Exec::Download(self.core.byte_length));
         s.ledger.count(Exec::Sync);
+        if crate::trace::enabled() {
+            let args = serde_json::json!({ "bytes": self.core.byte_length, "origin": self.core.origin });
+            crate::trace::span(s.id, &s.label, "readback", "affon.readback", start, args);
+        }
         Ok(r)
     }
 

@@ -14,6 +14,9 @@ mod corpus;
 #[path = "shared/corpus_table.rs"]
 mod corpus_table;
 
+#[path = "shared/trace.rs"]
+mod trace;
+
 use affon::{Session, SessionOptions};
 
 fn session(label: String) -> Session {
@@ -41,4 +44,10 @@ fn every_pattern_gets_its_verdict() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// `startTrace()`/`stopTrace()`: the JSON validates against the Trace Event format.
+#[test]
+fn trace_export_is_valid_trace_event_json() {
+    pollster::block_on(trace::trace_of_a_workload(&session("trace-demo".into())));
 }

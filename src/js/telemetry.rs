@@ -84,6 +84,20 @@ impl JsTelemetry {
         to_value(&serde_json::json!({ "handles": handles, "tensors": tensors, "bytes": bytes }))
     }
 
+    /// Starts recording a trace (Chrome Trace Event format): counter tracks of live, pool and cached
+    /// bytes per session, spans for runs, syncs and readbacks.
+    #[wasm_bindgen(js_name = startTrace)]
+    pub fn start_trace() {
+        crate::telemetry::start_trace();
+    }
+
+    /// Stops the trace: `{traceEvents, displayTimeUnit, otherData}` — save it as JSON and open it in
+    /// Perfetto (ui.perfetto.dev) or `chrome://tracing`.
+    #[wasm_bindgen(js_name = stopTrace, unchecked_return_type = "TraceJSON")]
+    pub fn stop_trace() -> JsResult<JsValue> {
+        js_sys::JSON::parse(&crate::telemetry::stop_trace().to_string())
+    }
+
     /// Releases the storage of every handle the garbage collector took without `dispose()` (kept,
     /// accounted, until now); returns `{handles, bytes}` released.
     #[wasm_bindgen(js_name = releaseForgotten, unchecked_return_type = "ReleasedForgotten")]

@@ -89,6 +89,15 @@ export interface OwnerGroup {
   origin: string; count: number; bytes: number; oldestIteration: number; forgotten: number; stack?: string;
 }
 export interface Forgotten { handles: number; tensors: number; bytes: number }
+/** One Chrome Trace Event (`C` counter, `X` complete span, `M` metadata). */
+export interface TraceEvent {
+  name: string; cat?: string; ph: 'C' | 'X' | 'M'; ts: number; dur?: number; pid: number; tid: number;
+  args: Record<string, unknown>;
+}
+/** `telemetry.stopTrace()`: opens in Perfetto and `chrome://tracing`. */
+export interface TraceJSON {
+  traceEvents: TraceEvent[]; displayTimeUnit: 'ms'; otherData: { producer: string; droppedEvents: number };
+}
 /** `telemetry.releaseForgotten()`: what was released. */
 export interface ReleasedForgotten { handles: number; bytes: number }
 export type Verdict = 'steady' | 'ownership-leak' | 'pool-retention' | 'shape-growth' | 'process-growth';

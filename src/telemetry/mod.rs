@@ -125,6 +125,16 @@ pub(crate) fn register_session(
     });
 }
 
+/// `telemetry.startTrace()`: starts recording a Chrome Trace Event trace (see [`crate::trace`]).
+pub fn start_trace() {
+    crate::trace::start();
+}
+
+/// `telemetry.stopTrace()`: stops the trace and returns `{traceEvents, displayTimeUnit, otherData}`.
+pub fn stop_trace() -> serde_json::Value {
+    crate::trace::stop()
+}
+
 /// `telemetry.releaseForgotten()`: releases the storage of every handle the JS garbage collector
 /// took without `dispose()` (kept until now so figures never depend on GC timing), in every
 /// session. Returns `(handles, bytes)` released. A disposed session releases its own.
