@@ -197,6 +197,18 @@ impl SessionShared {
     }
 }
 
+/// A scalar tensor holding `value` in `dtype`, in `s` (number operands of binary ops).
+pub(crate) fn scalar_in(s: &Shared<SessionShared>, value: f64, dtype: DType) -> Result<Tensor> {
+    let word = dtype.word_from_f64(value)?;
+    let _submission = s.submission();
+    let t = Tensor::allocate(s, vec![], dtype, "scalar".to_string())?;
+    s.gpu
+        .queue
+        .write_buffer(t.buffer()?, 0, bytemuck::bytes_of(&word));
+    s.ledger.count(Exec::Upload(4));
+    Ok(t)
+}
+
 /// A host vector of `n` elements made by `f`, or `OUT_OF_MEMORY` if the host cannot hold it
 /// (wasm32's 4 GiB linear memory): never an allocation failure that aborts the instance.
 pub(crate) fn host_vec<T>(n: u64, mut f: impl FnMut(usize) -> T) -> Result<Vec<T>> {

@@ -41,23 +41,29 @@ pub(crate) fn apply(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor]) -> Res
     Ok(out)
 }
 
-macro_rules! unary_ops {
-    ($($name:ident => $op:ident),* $(,)?) => {$(
-        #[doc = concat!("Elementwise `", stringify!($name), "`.")]
-        pub fn $name(&self) -> Result<Tensor> {
-            apply(&self.core.session, &Op::Unary(UnaryOp::$op), &[self])
-        }
-    )*};
+macro_rules! eager_unary {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+        impl Tensor {$(
+            #[doc = concat!("Elementwise ", $doc, " (op table: `", $js, "`).")]
+            pub fn $m(&self) -> Result<Tensor> {
+                apply(&self.core.session, &Op::Unary(UnaryOp::$v), &[self])
+            }
+        )*}
+    };
 }
+crate::unary_table!(eager_unary);
 
-macro_rules! binary_ops {
-    ($($name:ident => $op:ident),* $(,)?) => {$(
-        #[doc = concat!("Elementwise `", stringify!($name), "` with NumPy broadcasting.")]
-        pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
-            apply(&self.core.session, &Op::Binary(BinaryOp::$op), &[self, other])
-        }
-    )*};
+macro_rules! eager_binary {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+        impl Tensor {$(
+            #[doc = concat!("Elementwise ", $doc, " with NumPy broadcasting (op table: `", $js, "`).")]
+            pub fn $m(&self, other: &Tensor) -> Result<Tensor> {
+                apply(&self.core.session, &Op::Binary(BinaryOp::$v), &[self, other])
+            }
+        )*}
+    };
 }
+crate::binary_table!(eager_binary);
 
 macro_rules! reduce_ops {
     ($($name:ident => $op:ident),* $(,)?) => {$(
@@ -70,10 +76,22 @@ macro_rules! reduce_ops {
 }
 
 impl Tensor {
-    unary_ops!(neg => Neg, abs => Abs, square => Square, sqrt => Sqrt, exp => Exp, log => Log,
-               relu => Relu, sigmoid => Sigmoid, tanh => Tanh);
-    binary_ops!(add => Add, sub => Sub, mul => Mul, div => Div);
     reduce_ops!(sum => Sum, mean => Mean, max => Max, min => Min);
+
+    /// `self op value`, `value` a scalar of this tensor's dtype made for the op and freed after it
+    /// (TensorFlow.js's number operands). Checked before anything is made: a failure changes nothing.
+    pub fn binary_scalar(&self, op: BinaryOp, value: f64) -> Result<Tensor> {
+        let s = &self.core.session;
+        s.check_open()?;
+        self.buffer()?;
+        let dims = self.shape().iter().map(|&d| Some(d)).collect();
+        let (out, _) = infer(&Op::Binary(op), &[(dims, self.dtype()), (vec![], self.dtype())])?;
+        self.dtype().word_from_f64(value)?;
+        let out: Vec<usize> = out.into_iter().map(|d| d.unwrap_or(0)).collect();
+        s.admit(&[4, crate::shape::byte_length(&out)?])?;
+        let scalar = crate::session::scalar_in(s, value, self.dtype())?;
+        apply(s, &Op::Binary(op), &[self, &scalar])
+    }
 
     /// Matrix product over the last two dims; leading dims broadcast.
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {

@@ -142,8 +142,40 @@ export async function profileCase(session) {
   return [info.newBytes, info.peakBytes, info.newTensors, info.kernels.length, k.name, k.bytesAdded,
           k.inputShapes[0][0], k.outputShapes[0][0], k.totalBytesSnapshot];
 }
+
+// The op table's JS surface: camelCase names, number operands (scalars of the tensor's dtype, freed
+// after the op), comparisons to Uint8Array, the same ops as program nodes with number constants.
+export async function tableOps(session, Program) {
+  const out = {};
+  const x = session.tensor(new Float32Array([-2, -0.5, 0, 1.5]), [4]);
+  const before = session.memory().numBytes;
+  const y = x.mul(2);
+  out.bytesAfterMul = session.memory().numBytes - before; // the result only (16): the scalar is gone
+  out.mul = Array.from(await y.toArray());
+  out.greater = Array.from(await x.greater(0).toArray());
+  out.greaterType = (await x.greater(0).toArray()).constructor.name;
+  out.squaredDifference = Array.from(await x.squaredDifference(1).toArray());
+  out.logicalNot = Array.from(await x.greater(0).logicalNot().toArray());
+  out.floor = Array.from(await x.floor().toArray());
+  const i = session.tensor([1, 2, 3], [3], 'int32');
+  try { i.add(0.5); out.fractionalInt = 'no error'; } catch (e) { out.fractionalInt = e.code; }
+  try { i.erf(); out.erfInt = 'no error'; } catch (e) { out.erfInt = e.code; }
+  const p = new Program('table');
+  const n = p.input('x', 'float32', [4]);
+  p.output('y', p.maximum(p.mul(n, 3), 1));
+  p.output('eq', p.equal(p.round(n), -0));
+  const exe = session.compile(p);
+  const r = exe.run({ x });
+  out.programY = Array.from(await r.y.toArray());
+  out.programEq = Array.from(await r.eq.toArray());
+  for (const t of [x, y, i, r.y, r.eq]) t.dispose();
+  exe.dispose();
+  return out;
+}
 "#)]
 extern "C" {
+    #[wasm_bindgen(js_name = tableOps)]
+    async fn table_ops(session: JsValue, program: JsValue) -> JsValue;
     #[wasm_bindgen(js_name = apiExample)]
     async fn api_example(session: JsValue, program: JsValue) -> JsValue;
     #[wasm_bindgen(js_name = tfjsCases)]
@@ -253,4 +285,36 @@ async fn profile_square_twice() {
     assert_eq!(out[..4], [12.0, 24.0, 1.0, 2.0]);
     assert_eq!(out[5..8], [12.0, 3.0, 3.0]);
     assert_eq!(out[8], 24.0);
+}
+
+#[wasm_bindgen_test]
+async fn op_table_js_surface() {
+    let s = js_session().await;
+    let p: JsValue = affon::js::JsProgram::new("probe".into()).unwrap().into();
+    let class = js_sys::Reflect::get(&p, &"constructor".into()).unwrap();
+    let out = table_ops(s, class).await;
+    assert_eq!(field(&out, "bytesAfterMul").as_f64(), Some(16.0));
+    assert_eq!(nums(&field(&out, "mul")), vec![-4.0, -1.0, 0.0, 3.0]);
+    assert_eq!(nums(&field(&out, "greater")), vec![0.0, 0.0, 0.0, 1.0]);
+    assert_eq!(
+        field(&out, "greaterType").as_string().as_deref(),
+        Some("Uint8Array")
+    );
+    assert_eq!(
+        nums(&field(&out, "squaredDifference")),
+        vec![9.0, 2.25, 1.0, 0.25]
+    );
+    assert_eq!(nums(&field(&out, "logicalNot")), vec![1.0, 1.0, 1.0, 0.0]);
+    assert_eq!(nums(&field(&out, "floor")), vec![-2.0, -1.0, 0.0, 1.0]);
+    assert_eq!(
+        field(&out, "fractionalInt").as_string().as_deref(),
+        Some("INVALID_ARGUMENT")
+    );
+    assert_eq!(
+        field(&out, "erfInt").as_string().as_deref(),
+        Some("DTYPE_MISMATCH")
+    );
+    assert_eq!(nums(&field(&out, "programY")), vec![1.0, 1.0, 1.0, 4.5]);
+    // round(-0.5) = -0 (half to even), round(0) = 0, both equal to -0
+    assert_eq!(nums(&field(&out, "programEq")), vec![0.0, 1.0, 1.0, 0.0]);
 }

@@ -140,6 +140,15 @@ impl JsProgram {
         Ok(n.id)
     }
 
+    fn push_binary(&self, op: BinaryOp, a: &JsValue, b: &JsValue) -> JsResult<JsNode> {
+        let Some(v) = b.as_f64() else {
+            return self.push_op(Op::Binary(op), &[("a", a), ("b", b)]);
+        };
+        let a = self.arg(&format!("{}: argument 'a'", op.name()), a)?;
+        let id = self.inner.borrow_mut().binary_scalar(op, a, v).map_err(to_js)?;
+        Ok(self.node(id))
+    }
+
     fn push_op(&self, op: Op, args: &[(&str, &JsValue)]) -> JsResult<JsNode> {
         let ids = args
             .iter()
@@ -349,36 +358,37 @@ impl JsProgram {
     }
 }
 
-macro_rules! node_unary {
-    ($($name:ident => $op:ident),* $(,)?) => {
+macro_rules! js_node_unary {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
         #[wasm_bindgen(js_class = Program)]
         impl JsProgram {$(
-            #[doc = concat!("An elementwise `", stringify!($name), "` node.")]
-            pub fn $name(&self, #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue) -> JsResult<JsNode> {
-                self.push_op(Op::Unary(UnaryOp::$op), &[("a", &a)])
+            #[doc = concat!("An elementwise ", $doc, " node.")]
+            #[wasm_bindgen(js_name = $js)]
+            pub fn $m(&self, #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue) -> JsResult<JsNode> {
+                self.push_op(Op::Unary(UnaryOp::$v), &[("a", &a)])
             }
         )*}
     };
 }
-node_unary!(neg => Neg, abs => Abs, square => Square, sqrt => Sqrt, exp => Exp, log => Log,
-            relu => Relu, sigmoid => Sigmoid, tanh => Tanh);
+crate::unary_table!(js_node_unary);
 
-macro_rules! node_binary {
-    ($($name:ident => $op:ident),* $(,)?) => {
+macro_rules! js_node_binary {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
         #[wasm_bindgen(js_class = Program)]
         impl JsProgram {$(
-            #[doc = concat!("A broadcasting `", stringify!($name), "` node.")]
-            pub fn $name(
+            #[doc = concat!("A broadcasting ", $doc, " node; `b` may be a number (a constant of `a`'s dtype).")]
+            #[wasm_bindgen(js_name = $js)]
+            pub fn $m(
                 &self,
                 #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-                #[wasm_bindgen(unchecked_param_type = "ProgramNode")] b: JsValue,
+                #[wasm_bindgen(unchecked_param_type = "ProgramNode | number")] b: JsValue,
             ) -> JsResult<JsNode> {
-                self.push_op(Op::Binary(BinaryOp::$op), &[("a", &a), ("b", &b)])
+                self.push_binary(BinaryOp::$v, &a, &b)
             }
         )*}
     };
 }
-node_binary!(add => Add, sub => Sub, mul => Mul, div => Div);
+crate::binary_table!(js_node_binary);
 
 macro_rules! node_reduce {
     ($($name:ident => $op:ident),* $(,)?) => {

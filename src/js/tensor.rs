@@ -58,6 +58,16 @@ impl JsTensor {
         t.apply(&op, &refs).map(JsTensor::new).map_err(to_js)
     }
 
+    fn binary(&self, op: BinaryOp, other: &JsValue) -> JsResult<JsTensor> {
+        match other.as_f64() {
+            Some(v) => {
+                let t = self.live()?;
+                t.binary_scalar(op, v).map(JsTensor::new).map_err(to_js)
+            }
+            None => self.op(Op::Binary(op), &[("other", other)]),
+        }
+    }
+
     fn reduce(&self, op: ReduceOp, axes: JsValue, keep_dims: JsValue) -> JsResult<JsTensor> {
         let name = Op::Reduce {
             op,
@@ -183,34 +193,35 @@ impl JsTensor {
 }
 
 macro_rules! js_unary {
-    ($($name:ident => $op:ident),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
         #[wasm_bindgen(js_class = Tensor)]
         impl JsTensor {$(
-            #[doc = concat!("Elementwise `", stringify!($name), "`.")]
-            pub fn $name(&self) -> JsResult<JsTensor> {
-                self.op(Op::Unary(UnaryOp::$op), &[])
+            #[doc = concat!("Elementwise ", $doc, ".")]
+            #[wasm_bindgen(js_name = $js)]
+            pub fn $m(&self) -> JsResult<JsTensor> {
+                self.op(Op::Unary(UnaryOp::$v), &[])
             }
         )*}
     };
 }
-js_unary!(neg => Neg, abs => Abs, square => Square, sqrt => Sqrt, exp => Exp, log => Log,
-          relu => Relu, sigmoid => Sigmoid, tanh => Tanh);
+crate::unary_table!(js_unary);
 
 macro_rules! js_binary {
-    ($($name:ident => $op:ident),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
         #[wasm_bindgen(js_class = Tensor)]
         impl JsTensor {$(
-            #[doc = concat!("Elementwise `", stringify!($name), "` with broadcasting.")]
-            pub fn $name(
+            #[doc = concat!("Elementwise ", $doc, " with broadcasting; `other` may be a number (a scalar of this dtype).")]
+            #[wasm_bindgen(js_name = $js)]
+            pub fn $m(
                 &self,
-                #[wasm_bindgen(unchecked_param_type = "Tensor")] other: JsValue,
+                #[wasm_bindgen(unchecked_param_type = "Tensor | number")] other: JsValue,
             ) -> JsResult<JsTensor> {
-                self.op(Op::Binary(BinaryOp::$op), &[("other", &other)])
+                self.binary(BinaryOp::$v, &other)
             }
         )*}
     };
 }
-js_binary!(add => Add, sub => Sub, mul => Mul, div => Div);
+crate::binary_table!(js_binary);
 
 macro_rules! js_reduce {
     ($($name:ident => $op:ident),* $(,)?) => {

@@ -3,7 +3,7 @@
 
 use super::{dispatch, grid, strides, wgsl_type, Ctx, Operand, WORKGROUP};
 use crate::dtype::DType;
-use crate::ops::{BinaryOp, UnaryOp};
+use crate::ops::{BinaryOp, Rule, UnaryOp};
 
 const UNARY: &str = include_str!("../../shaders/unary.wgsl");
 const BINARY: &str = include_str!("../../shaders/binary.wgsl");
@@ -13,7 +13,7 @@ fn groups(len: u64) -> (u32, u32, u32) {
     grid(len.div_ceil(WORKGROUP as u64))
 }
 
-/// The body of `f(x)` for a unary op over `T` (the WGSL type `t`).
+/// The body of `f(x)` for a unary op over `T` (the WGSL type `t`), from the op table.
 pub(super) fn unary_body(op: UnaryOp, t: &str) -> &'static str {
     match op {
         // GPU compilers may assume finite math and turn a compare-and-select into max(x, 0), which
@@ -21,28 +21,24 @@ pub(super) fn unary_body(op: UnaryOp, t: &str) -> &'static str {
         UnaryOp::Relu if t == "f32" => {
             "if ((bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u) { return x; } return select(x, T(0), x < T(0));"
         }
-        UnaryOp::Neg => "return -x;",
-        UnaryOp::Abs => "return abs(x);",
-        UnaryOp::Square => "return x * x;",
-        UnaryOp::Sqrt => "return sqrt(x);",
-        UnaryOp::Exp => "return exp(x);",
-        UnaryOp::Log => "return log(x);",
-        // select, not max: NaN must propagate (max(NaN, 0) is implementation-defined)
-        UnaryOp::Relu => "return select(x, T(0), x < T(0));",
-        UnaryOp::Sigmoid => "return 1.0 / (1.0 + exp(-x));",
-        // tanh via exp(-2|x|), which never overflows
-        UnaryOp::Tanh => "let e = exp(-2.0 * abs(x)); return sign(x) * (1.0 - e) / (1.0 + e);",
+        // WGSL's sign() has no u32 form
+        UnaryOp::Sign if t == "u32" => "return select(0u, 1u, x > 0u);",
+        _ => op.body(),
     }
 }
 
-/// The WGSL operator of a binary op.
-pub(super) fn binary_symbol(op: BinaryOp) -> &'static str {
-    match op {
-        BinaryOp::Add => "+",
-        BinaryOp::Sub => "-",
-        BinaryOp::Mul => "*",
-        BinaryOp::Div => "/",
-    }
+/// `fn {name}(x: T, y: T) -> R` for a binary op, from the op table: `R = u32` (the output word:
+/// `T`'s bits, or 0/1 for comparisons) when `word`, else `R = T` (fused kernels).
+pub(super) fn binary_fn(op: BinaryOp, name: &str, word: bool) -> String {
+    let e = op.body();
+    let yields_bool = matches!(op.rule(), Rule::Compare | Rule::Logical);
+    let (ret, value) = match (word, yields_bool) {
+        (true, true) => ("u32", format!("select(0u, 1u, {e})")),
+        (true, false) => ("u32", format!("bitcast<u32>({e})")),
+        (false, true) => ("T", format!("select(T(0), T(1), {e})")),
+        (false, false) => ("T", e.to_string()),
+    };
+    format!("fn {name}(x: T, y: T) -> {ret} {{ return {value}; }}\n")
 }
 
 pub(super) fn unary(ctx: &Ctx, enc: &mut wgpu::CommandEncoder, op: UnaryOp, a: Operand, out: Operand) {
@@ -92,12 +88,15 @@ pub(super) fn binary(
     out: Operand,
 ) {
     let t = wgsl_type(a.dtype);
-    let sym = binary_symbol(op);
     let ia = index_fn("index_a", 0, a.shape, out.shape);
     let ib = index_fn("index_b", 1, b.shape, out.shape);
     let key = format!("{op:?}:{t}:{ia}{ib}");
     let p = ctx.cache.pipeline(ctx.device, "binary", &key, || {
-        format!("alias T = {t};\nfn f(x: T, y: T) -> T {{ return x {sym} y; }}\n{ia}{ib}{BINARY}")
+        format!(
+            "alias T = {t};\n{}{}{ia}{ib}{BINARY}",
+            crate::ops::binary_helpers(t),
+            binary_fn(op, "f", true)
+        )
     });
     let len = out.len();
     let rank = out.shape.len();

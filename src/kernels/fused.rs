@@ -1,7 +1,7 @@
 //! Fused elementwise chains (`shaders/fused.wgsl`): one dispatch computes a whole group of unary and
 //! binary ops decided by `crate::program::fusion`, reading only the group's leaves.
 
-use super::elementwise::{binary_symbol, unary_body};
+use super::elementwise::{binary_fn, unary_body};
 use super::{dispatch, grid, strides, wgsl_type, Ctx, Operand, WORKGROUP};
 use crate::ops::Op;
 use crate::program::fusion::{Group, Ref};
@@ -18,7 +18,7 @@ fn source(group: &Group, t: &str, same: &[bool]) -> String {
             )
         })
         .collect();
-    let mut functions = String::new();
+    let mut functions = crate::ops::binary_helpers(t);
     let mut seen = vec![];
     for s in &group.steps {
         let name = s.op.name();
@@ -28,12 +28,7 @@ fn source(group: &Group, t: &str, same: &[bool]) -> String {
         seen.push(name);
         match &s.op {
             Op::Unary(u) => functions += &format!("fn op_{name}(x: T) -> T {{ {} }}\n", unary_body(*u, t)),
-            Op::Binary(b) => {
-                functions += &format!(
-                    "fn op_{name}(x: T, y: T) -> T {{ return x {} y; }}\n",
-                    binary_symbol(*b)
-                )
-            }
+            Op::Binary(b) => functions += &binary_fn(*b, &format!("op_{name}"), false),
             _ => unreachable!("only elementwise ops fuse"),
         }
     }

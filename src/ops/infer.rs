@@ -1,6 +1,6 @@
 //! Shape and dtype inference for every op.
 
-use super::{Op, ReduceOp, UnaryOp};
+use super::{Op, ReduceOp, Rule};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 
@@ -116,6 +116,32 @@ fn numeric(op: &str, d: DType) -> Result<()> {
     Ok(())
 }
 
+/// The output dtype of an elementwise op with rule `rule` on dtypes `d` and `e` (`e = d` for
+/// unary ops), or why the dtypes do not fit.
+fn elementwise_dtype(name: &str, rule: Rule, d: DType, e: DType) -> Result<DType> {
+    if d != e {
+        return Err(Error::DtypeMismatch(format!(
+            "{name}: dtypes differ ({d} and {e}); cast one first"
+        )));
+    }
+    match rule {
+        Rule::Any | Rule::Numeric => numeric(name, d).map(|_| d),
+        Rule::Signed if matches!(d, DType::Float32 | DType::Int32) => Ok(d),
+        Rule::Signed => Err(Error::DtypeMismatch(format!(
+            "{name} needs float32 or int32, got {d}"
+        ))),
+        Rule::Float if d == DType::Float32 => Ok(d),
+        Rule::Float => Err(Error::DtypeMismatch(format!(
+            "{name} needs float32, got {d} (cast it first)"
+        ))),
+        Rule::Bool | Rule::Logical if d == DType::Bool => Ok(DType::Bool),
+        Rule::Bool | Rule::Logical => Err(Error::DtypeMismatch(format!(
+            "{name} needs bool, got {d} (compare or cast first)"
+        ))),
+        Rule::Compare => Ok(DType::Bool),
+    }
+}
+
 /// The output shape and dtype of `op` applied to `args`.
 pub fn infer(op: &Op, args: &[(Dims, DType)]) -> Result<(Dims, DType)> {
     let name = op.name();
@@ -128,33 +154,10 @@ pub fn infer(op: &Op, args: &[(Dims, DType)]) -> Result<(Dims, DType)> {
     }
     let (s, d) = (&args[0].0, args[0].1);
     Ok(match op {
-        Op::Unary(u) => {
-            numeric(name, d)?;
-            let float_only = matches!(
-                u,
-                UnaryOp::Sqrt | UnaryOp::Exp | UnaryOp::Log | UnaryOp::Sigmoid | UnaryOp::Tanh
-            );
-            if float_only && d != DType::Float32 {
-                return Err(Error::DtypeMismatch(format!(
-                    "{name} needs float32, got {d} (cast it first)"
-                )));
-            }
-            if *u == UnaryOp::Neg && d == DType::Uint32 {
-                return Err(Error::DtypeMismatch(
-                    "neg needs float32 or int32, got uint32".into(),
-                ));
-            }
-            (s.clone(), d)
-        }
-        Op::Binary(_) => {
+        Op::Unary(u) => (s.clone(), elementwise_dtype(name, u.rule(), d, d)?),
+        Op::Binary(b) => {
             let (t, e) = (&args[1].0, args[1].1);
-            numeric(name, d)?;
-            if d != e {
-                return Err(Error::DtypeMismatch(format!(
-                    "{name}: dtypes differ ({d} and {e}); cast one first"
-                )));
-            }
-            (broadcast(name, s, t)?, d)
+            (broadcast(name, s, t)?, elementwise_dtype(name, b.rule(), d, e)?)
         }
         Op::Cast(to) => (s.clone(), *to),
         Op::Clone => (s.clone(), d),
@@ -274,6 +277,7 @@ fn reshape(s: &[Option<usize>], target: &[i64]) -> Result<Dims> {
 mod tests {
     use super::*;
     use crate::ops::BinaryOp;
+    use crate::ops::UnaryOp;
 
     fn k(d: &[usize]) -> Dims {
         d.iter().map(|&x| Some(x)).collect()

@@ -6,48 +6,119 @@
 //! each specialisation at run time (every dim known).
 
 pub mod infer;
+mod table;
+
+pub(crate) use table::binary_helpers;
 
 pub use infer::{infer, Dims};
 
 use crate::dtype::DType;
 
-/// Elementwise functions of one argument.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum UnaryOp {
-    /// `-x`
-    Neg,
-    /// `|x|`
-    Abs,
-    /// `x²`
-    Square,
-    /// `√x` (float32)
-    Sqrt,
-    /// `eˣ` (float32)
-    Exp,
-    /// `ln x` (float32)
-    Log,
-    /// `max(x, 0)`
-    Relu,
-    /// `1 / (1 + e⁻ˣ)` (float32)
-    Sigmoid,
-    /// `tanh x` (float32)
-    Tanh,
+/// How an elementwise op treats dtypes (the `rule` column of the op table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// Every numeric dtype (not bool); the output has the input's dtype.
+    Any,
+    /// float32 and int32.
+    Signed,
+    /// float32 only.
+    Float,
+    /// bool only (logical ops).
+    Bool,
+    /// Binary, the same dtype in and out.
+    Numeric,
+    /// Binary comparison: any two equal dtypes → bool.
+    Compare,
+    /// Binary logical: bool, bool → bool.
+    Logical,
 }
 
-/// Elementwise functions of two arguments, with NumPy broadcasting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BinaryOp {
-    /// `a + b`
-    Add,
-    /// `a - b`
-    Sub,
-    /// `a * b`
-    Mul,
-    /// `a / b` (integer division truncates; by zero gives the dividend, as WGSL defines)
-    Div,
+macro_rules! define_unary {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+        /// Elementwise functions of one argument (declared in `ops/table.rs`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum UnaryOp {
+            $(#[doc = $doc] $v,)*
+        }
+
+        impl UnaryOp {
+            /// Every unary op.
+            pub const ALL: &'static [UnaryOp] = &[$(UnaryOp::$v),*];
+
+            /// The JS, JSON and origin name.
+            pub fn name(self) -> &'static str {
+                match self { $(UnaryOp::$v => $js,)* }
+            }
+
+            /// The dtype rule.
+            pub fn rule(self) -> Rule {
+                match self { $(UnaryOp::$v => rule!($rule),)* }
+            }
+
+            /// The body of `fn f(x: T) -> T`.
+            pub(crate) fn body(self) -> &'static str {
+                match self { $(UnaryOp::$v => $body,)* }
+            }
+        }
+    };
 }
+
+macro_rules! define_binary {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+        /// Elementwise functions of two arguments with NumPy broadcasting (declared in `ops/table.rs`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum BinaryOp {
+            $(#[doc = $doc] $v,)*
+        }
+
+        impl BinaryOp {
+            /// Every binary op.
+            pub const ALL: &'static [BinaryOp] = &[$(BinaryOp::$v),*];
+
+            /// The JS, JSON and origin name.
+            pub fn name(self) -> &'static str {
+                match self { $(BinaryOp::$v => $js,)* }
+            }
+
+            /// The dtype rule.
+            pub fn rule(self) -> Rule {
+                match self { $(BinaryOp::$v => rule!($rule),)* }
+            }
+
+            /// The WGSL expression of `x` and `y`.
+            pub(crate) fn body(self) -> &'static str {
+                match self { $(BinaryOp::$v => $body,)* }
+            }
+        }
+    };
+}
+
+macro_rules! rule {
+    (any) => {
+        Rule::Any
+    };
+    (signed) => {
+        Rule::Signed
+    };
+    (float) => {
+        Rule::Float
+    };
+    (bool) => {
+        Rule::Bool
+    };
+    (numeric) => {
+        Rule::Numeric
+    };
+    (compare) => {
+        Rule::Compare
+    };
+    (logical) => {
+        Rule::Logical
+    };
+}
+
+crate::unary_table!(define_unary);
+crate::binary_table!(define_binary);
 
 /// Reductions over a set of axes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -106,23 +177,8 @@ impl Op {
     /// The name used in program JSON, profiles and telemetry origins.
     pub fn name(&self) -> &'static str {
         match self {
-            Op::Unary(u) => match u {
-                UnaryOp::Neg => "neg",
-                UnaryOp::Abs => "abs",
-                UnaryOp::Square => "square",
-                UnaryOp::Sqrt => "sqrt",
-                UnaryOp::Exp => "exp",
-                UnaryOp::Log => "log",
-                UnaryOp::Relu => "relu",
-                UnaryOp::Sigmoid => "sigmoid",
-                UnaryOp::Tanh => "tanh",
-            },
-            Op::Binary(b) => match b {
-                BinaryOp::Add => "add",
-                BinaryOp::Sub => "sub",
-                BinaryOp::Mul => "mul",
-                BinaryOp::Div => "div",
-            },
+            Op::Unary(u) => u.name(),
+            Op::Binary(b) => b.name(),
             Op::Cast(_) => "cast",
             Op::MatMul => "matmul",
             Op::Reduce { op, .. } => match op {
@@ -148,31 +204,12 @@ impl Op {
 
     /// The unary op of this name, if any.
     pub fn unary(name: &str) -> Option<UnaryOp> {
-        use UnaryOp::*;
-        Some(match name {
-            "neg" => Neg,
-            "abs" => Abs,
-            "square" => Square,
-            "sqrt" => Sqrt,
-            "exp" => Exp,
-            "log" => Log,
-            "relu" => Relu,
-            "sigmoid" => Sigmoid,
-            "tanh" => Tanh,
-            _ => return None,
-        })
+        UnaryOp::ALL.iter().copied().find(|u| u.name() == name)
     }
 
     /// The binary op of this name, if any.
     pub fn binary(name: &str) -> Option<BinaryOp> {
-        use BinaryOp::*;
-        Some(match name {
-            "add" => Add,
-            "sub" => Sub,
-            "mul" => Mul,
-            "div" => Div,
-            _ => return None,
-        })
+        BinaryOp::ALL.iter().copied().find(|b| b.name() == name)
     }
 
     /// The reduction of this name, if any.

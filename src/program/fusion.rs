@@ -45,14 +45,15 @@ pub(crate) struct Fusion {
     pub groups: HashMap<NodeId, Group>,
 }
 
+/// Unary and binary ops whose output dtype is their inputs' (comparisons change it: not fused).
 fn elementwise(n: &Node) -> bool {
-    matches!(
-        n,
+    match n {
+        Node::Op { op: Op::Unary(_), .. } => true,
         Node::Op {
-            op: Op::Unary(_) | Op::Binary(_),
-            ..
-        }
-    )
+            op: Op::Binary(b), ..
+        } => b.rule() != crate::ops::Rule::Compare,
+        _ => false,
+    }
 }
 
 fn args(n: &Node) -> &[NodeId] {

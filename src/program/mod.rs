@@ -79,22 +79,30 @@ fn node_err(id: NodeId, node: &Node, e: Error) -> Error {
     }
 }
 
-macro_rules! unary_nodes {
-    ($($name:ident => $op:ident),* $(,)?) => {$(
-        #[doc = concat!("Adds an elementwise `", stringify!($name), "` node.")]
-        pub fn $name(&mut self, a: NodeId) -> Result<NodeId> {
-            self.op(Op::Unary(UnaryOp::$op), &[a])
-        }
-    )*};
+macro_rules! node_unary {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+        impl Program {$(
+            #[doc = concat!("Adds an elementwise ", $doc, " node (op table: `", $js, "`).")]
+            pub fn $m(&mut self, a: NodeId) -> Result<NodeId> {
+                self.op(Op::Unary(UnaryOp::$v), &[a])
+            }
+        )*}
+    };
 }
-macro_rules! binary_nodes {
-    ($($name:ident => $op:ident),* $(,)?) => {$(
-        #[doc = concat!("Adds a broadcasting `", stringify!($name), "` node.")]
-        pub fn $name(&mut self, a: NodeId, b: NodeId) -> Result<NodeId> {
-            self.op(Op::Binary(BinaryOp::$op), &[a, b])
-        }
-    )*};
+crate::unary_table!(node_unary);
+
+macro_rules! node_binary {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+        impl Program {$(
+            #[doc = concat!("Adds a broadcasting ", $doc, " node (op table: `", $js, "`).")]
+            pub fn $m(&mut self, a: NodeId, b: NodeId) -> Result<NodeId> {
+                self.op(Op::Binary(BinaryOp::$v), &[a, b])
+            }
+        )*}
+    };
 }
+crate::binary_table!(node_binary);
+
 macro_rules! reduce_nodes {
     ($($name:ident => $op:ident),* $(,)?) => {$(
         #[doc = concat!("Adds a `", stringify!($name), "` reduction node.")]
@@ -189,10 +197,21 @@ impl Program {
         })
     }
 
-    unary_nodes!(neg => Neg, abs => Abs, square => Square, sqrt => Sqrt, exp => Exp, log => Log,
-                 relu => Relu, sigmoid => Sigmoid, tanh => Tanh);
-    binary_nodes!(add => Add, sub => Sub, mul => Mul, div => Div);
     reduce_nodes!(sum => Sum, mean => Mean, max => Max, min => Min);
+
+    /// `a op value`, `value` a constant scalar of `a`'s dtype (a JS number operand). Inferred before
+    /// anything is added, so a rejected call leaves the program as it was.
+    pub fn binary_scalar(&mut self, op: BinaryOp, a: NodeId, value: f64) -> Result<NodeId> {
+        let (dims, dtype) = self
+            .types
+            .get(a)
+            .cloned()
+            .ok_or_else(|| Error::InvalidProgram(format!("node {a} does not exist")))?;
+        infer(&Op::Binary(op), &[(dims, dtype), (vec![], dtype)])?;
+        dtype.word_from_f64(value)?;
+        let c = self.constant(&[value], &[], dtype)?;
+        self.op(Op::Binary(op), &[a, c])
+    }
 
     /// A matmul node.
     pub fn matmul(&mut self, a: NodeId, b: NodeId) -> Result<NodeId> {

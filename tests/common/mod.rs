@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses a subset
 
 pub mod ops;
+pub mod table;
 
 #[path = "../shared/ledger.rs"]
 pub mod ledger;

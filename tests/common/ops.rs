@@ -197,6 +197,7 @@ impl Num for f32 {
             UnaryOp::Log => d.ln() as f32,
             UnaryOp::Sigmoid => (1.0 / (1.0 + (-d).exp())) as f32,
             UnaryOp::Tanh => d.tanh() as f32,
+            _ => unreachable!("{op:?}: see table.rs"),
         }
     }
     fn binary(op: BinaryOp, a: f32, b: f32) -> f32 {
@@ -205,6 +206,7 @@ impl Num for f32 {
             BinaryOp::Sub => a - b,
             BinaryOp::Mul => a * b,
             BinaryOp::Div => a / b,
+            _ => unreachable!("{op:?}: see table.rs"),
         }
     }
 }
@@ -243,6 +245,7 @@ impl Num for i32 {
             // WGSL: truncating; x / 0 and i32::MIN / -1 give x
             BinaryOp::Div if b == 0 || (a == i32::MIN && b == -1) => a,
             BinaryOp::Div => a / b,
+            _ => unreachable!("{op:?}: see table.rs"),
         }
     }
 }
@@ -279,6 +282,7 @@ impl Num for u32 {
             // WGSL: x / 0 gives x
             BinaryOp::Div if b == 0 => a,
             BinaryOp::Div => a / b,
+            _ => unreachable!("{op:?}: see table.rs"),
         }
     }
 }
@@ -600,26 +604,11 @@ pub async fn read_words_typed(t: &Tensor) -> Result<Vec<u32>> {
 // Running ops
 
 fn run_unary(t: &Tensor, op: UnaryOp) -> Result<Tensor> {
-    match op {
-        UnaryOp::Neg => t.neg(),
-        UnaryOp::Abs => t.abs(),
-        UnaryOp::Square => t.square(),
-        UnaryOp::Sqrt => t.sqrt(),
-        UnaryOp::Exp => t.exp(),
-        UnaryOp::Log => t.log(),
-        UnaryOp::Relu => t.relu(),
-        UnaryOp::Sigmoid => t.sigmoid(),
-        UnaryOp::Tanh => t.tanh(),
-    }
+    t.apply(&Op::Unary(op), &[])
 }
 
 fn run_binary(a: &Tensor, op: BinaryOp, b: &Tensor) -> Result<Tensor> {
-    match op {
-        BinaryOp::Add => a.add(b),
-        BinaryOp::Sub => a.sub(b),
-        BinaryOp::Mul => a.mul(b),
-        BinaryOp::Div => a.div(b),
-    }
+    a.apply(&Op::Binary(op), &[b])
 }
 
 fn run_reduce(t: &Tensor, op: ReduceOp, axes: &[i64], keep: bool) -> Result<Tensor> {
@@ -1111,6 +1100,7 @@ pub async fn ops_match_cpu_reference(s: &Session) {
     softmax_cases(s, &mut rng).await;
     layout_cases(s, &mut rng).await;
     error_cases(s).await;
+    crate::common::table::table_ops_match_f64_reference(s).await;
     let x = s.stats();
     assert_eq!(
         (x.live_bytes, x.live_tensors),

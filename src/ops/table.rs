@@ -1,0 +1,117 @@
+//! The op table for the elementwise families: each op is declared **once** here — its Rust method
+//! name, enum variant, JS/JSON name, dtype rule, doc and WGSL body — and every surface is generated
+//! from the list: the `UnaryOp`/`BinaryOp` enums and their names (`ops/mod.rs`), shape/dtype
+//! inference (`ops/infer.rs`), the kernels and fused kernels (`kernels/elementwise.rs`,
+//! `kernels/fused.rs`), the eager `Tensor` methods (`tensor_ops.rs`), the `Program` node methods
+//! (`program/mod.rs`), the JSON form (`program/json.rs`, by name), the JS bindings and so the
+//! TypeScript declarations (`js/tensor.rs`, `js/program.rs`). Adding an elementwise op is one line
+//! here and its test (CONTRIBUTING.md).
+//!
+//! Each list is handed to a callback macro (`$then!`), so one declaration feeds every surface.
+//!
+//! Unary entries: `(method, Variant, "jsName", rule, "doc", "WGSL body of fn f(x: T) -> T")`.
+//! Rules: `any` (every numeric dtype), `signed` (float32, int32), `float` (float32), `bool`.
+//! Binary entries: `(method, Variant, "jsName", rule, "doc", "WGSL expression of x and y")`.
+//! Rules: `numeric` (same dtype in and out), `float`, `compare` (any same dtypes → bool),
+//! `logical` (bool, bool → bool). Comparison and logical bodies yield `bool`.
+
+/// The unary elementwise ops.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! unary_table {
+    ($then:ident) => {
+        $then! {
+            (neg, Neg, "neg", signed, "`-x`", "return -x;"),
+            (abs, Abs, "abs", any, "`|x|`", "return abs(x);"),
+            (square, Square, "square", any, "`x²`", "return x * x;"),
+            (sqrt, Sqrt, "sqrt", float, "`√x`", "return sqrt(x);"),
+            (exp, Exp, "exp", float, "`eˣ`", "return exp(x);"),
+            (log, Log, "log", float, "`ln x`", "return log(x);"),
+            // select, not max: NaN must propagate; f32 relu is special-cased in the kernel (below)
+            (relu, Relu, "relu", any, "`max(x, 0)` (NaN propagates)", "return select(x, T(0), x < T(0));"),
+            (sigmoid, Sigmoid, "sigmoid", float, "`1 / (1 + e⁻ˣ)`", "return 1.0 / (1.0 + exp(-x));"),
+            // tanh via exp(-2|x|), which never overflows
+            (tanh, Tanh, "tanh", float, "`tanh x`", "let e = exp(-2.0 * abs(x)); return sign(x) * (1.0 - e) / (1.0 + e);"),
+            (floor, Floor, "floor", float, "largest integer ≤ x", "return floor(x);"),
+            (ceil, Ceil, "ceil", float, "smallest integer ≥ x", "return ceil(x);"),
+            (round, Round, "round", float, "nearest integer, halves to even", "return round(x);"),
+            (sign, Sign, "sign", signed, "-1, 0 or 1", "return sign(x);"),
+            (reciprocal, Reciprocal, "reciprocal", float, "`1 / x`", "return 1.0 / x;"),
+            (rsqrt, Rsqrt, "rsqrt", float, "`1 / √x`", "return inverseSqrt(x);"),
+            // log(1 + x) accurate near 0 (the log(u) · x / (u − 1) correction)
+            (log1p, Log1p, "log1p", float, "`ln(1 + x)`, accurate near 0",
+             "let u = 1.0 + x; if (u == 1.0) { return x; } return log(u) * x / (u - 1.0);"),
+            (expm1, Expm1, "expm1", float, "`eˣ − 1`, accurate near 0",
+             "let u = exp(x); if (u == 1.0) { return x; } let m = u - 1.0; if (m == -1.0) { return -1.0; } if (abs(x) > 1.0) { return m; } return m * x / log(u);"),
+            (sin, Sin, "sin", float, "`sin x`", "return sin(x);"),
+            (cos, Cos, "cos", float, "`cos x`", "return cos(x);"),
+            // Abramowitz–Stegun 7.1.26 (|error| < 1.5e-7)
+            (erf, Erf, "erf", float, "the error function",
+             "let t = 1.0 / (1.0 + 0.3275911 * abs(x)); let y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * exp(-x * x); return sign(x) * y;"),
+            (gelu, Gelu, "gelu", float, "`x · Φ(x)`, the exact (erf) form",
+             "let z = abs(x) * 0.7071067811865476; let t = 1.0 / (1.0 + 0.3275911 * z); let e = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * exp(-z * z); return 0.5 * x * (1.0 + sign(x) * e);"),
+            (silu, Silu, "silu", float, "`x · sigmoid(x)`", "return x / (1.0 + exp(-x));"),
+            // max(x, 0) + log1p(e^-|x|): finite at ±100
+            (softplus, Softplus, "softplus", float, "`ln(1 + eˣ)`, computed stably",
+             "let e = exp(-abs(x)); let u = 1.0 + e; var l = e; if (u != 1.0) { l = log(u) * e / (u - 1.0); } return max(x, 0.0) + l;"),
+            (elu, Elu, "elu", float, "`x` if x > 0, else `eˣ − 1`",
+             "if (x > 0.0) { return x; } let u = exp(x); if (u == 1.0) { return x; } let m = u - 1.0; if (x < -1.0) { return m; } return m * x / log(u);"),
+            (logical_not, LogicalNot, "logicalNot", bool, "`!x` (bool)", "return 1u - x;"),
+        }
+    };
+}
+
+/// The binary elementwise ops (NumPy broadcasting).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! binary_table {
+    ($then:ident) => {
+        $then! {
+            (add, Add, "add", numeric, "`a + b`", "x + y"),
+            (sub, Sub, "sub", numeric, "`a - b`", "x - y"),
+            (mul, Mul, "mul", numeric, "`a * b`", "x * y"),
+            (div, Div, "div", numeric, "`a / b` (integers truncate; by zero gives the dividend, as WGSL defines)", "x / y"),
+            (pow, Pow, "pow", float, "`aᵇ` (a negative base with an integer exponent keeps its sign rule)", "affon_pow(x, y)"),
+            (maximum, Maximum, "maximum", numeric, "the larger (NaN propagates)", "affon_max(x, y)"),
+            (minimum, Minimum, "minimum", numeric, "the smaller (NaN propagates)", "affon_min(x, y)"),
+            (modulo, Mod, "mod", numeric, "`a mod b` with the sign of `b` (floored, as TF.js)", "affon_mod(x, y)"),
+            (squared_difference, SquaredDifference, "squaredDifference", numeric, "`(a - b)²`", "(x - y) * (x - y)"),
+            (equal, Equal, "equal", compare, "`a == b` (bool)", "x == y"),
+            (not_equal, NotEqual, "notEqual", compare, "`a != b` (bool)", "x != y"),
+            (greater, Greater, "greater", compare, "`a > b` (bool)", "x > y"),
+            (greater_equal, GreaterEqual, "greaterEqual", compare, "`a >= b` (bool)", "x >= y"),
+            (less, Less, "less", compare, "`a < b` (bool)", "x < y"),
+            (less_equal, LessEqual, "lessEqual", compare, "`a <= b` (bool)", "x <= y"),
+            (logical_and, LogicalAnd, "logicalAnd", logical, "`a && b` (bool)", "(x & y) != 0u"),
+            (logical_or, LogicalOr, "logicalOr", logical, "`a || b` (bool)", "(x | y) != 0u"),
+        }
+    };
+}
+
+/// WGSL helpers the binary bodies use, for the element type `T` (prepended to every binary and fused
+/// kernel that needs one).
+pub(crate) fn binary_helpers(t: &str) -> String {
+    // NaN tested on the bits: GPU compilers may assume finite math and fold `x != x` away (seen on
+    // lavapipe, and with relu on NVIDIA)
+    let nan_guard = if t == "f32" {
+        "if ((bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u) { return x; } if ((bitcast<u32>(y) & 0x7fffffffu) > 0x7f800000u) { return y; }"
+    } else {
+        ""
+    };
+    let modulo = match t {
+        "f32" => "return x - y * floor(x / y);",
+        "i32" => "if (y == 0) { return x; } let r = x % y; if (r != 0 && ((r < 0) != (y < 0))) { return r + y; } return r;",
+        _ => "if (y == 0u) { return x; } return x % y;",
+    };
+    // the NaN is built from `x` so it is not a const-expression (WGSL rejects NaN constants)
+    let pow = if t == "f32" {
+        "fn affon_pow(x: T, y: T) -> T { if (y == 0.0) { return 1.0; } let r = pow(abs(x), y); if (x >= 0.0 || (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u) { return r; } if (fract(y) != 0.0) { return bitcast<f32>(0x7fc00000u | (bitcast<u32>(x) & 0u)); } return select(r, -r, fract(y * 0.5) != 0.0); }\n"
+    } else {
+        ""
+    };
+    format!(
+        "fn affon_max(x: T, y: T) -> T {{ {nan_guard} return max(x, y); }}\n\
+         fn affon_min(x: T, y: T) -> T {{ {nan_guard} return min(x, y); }}\n\
+         fn affon_mod(x: T, y: T) -> T {{ {modulo} }}\n{pow}"
+    )
+}
