@@ -1,5 +1,5 @@
 // out[i] = f(a[index_a(i)], b[index_b(i)]) with NumPy broadcasting. The host prepends `alias T`,
-// `fn f(x: T, y: T) -> T`, and `fn index_a` / `fn index_b`, each one of: `i` (same shape as the
+// `fn f(x: T, y: T) -> u32` (the output word: T's bits, or 0/1 for comparisons), the op table's helpers, and `fn index_a` / `fn index_b`, each one of: `i` (same shape as the
 // output), `0u` (a single element), `i % params[2|3]` (the side is the output's trailing dims, a row
 // repeated), or `strided(i, side)` (the general case, a loop over dimensions).
 // params: [len, rank, len_a, len_b, out_dims[rank], a_strides[rank], b_strides[rank]]
@@ -32,5 +32,5 @@ fn main(
     if (i >= params[0]) {
         return;
     }
-    out[i] = bitcast<u32>(f(bitcast<T>(a[index_a(i)]), bitcast<T>(b[index_b(i)])));
+    out[i] = f(bitcast<T>(a[index_a(i)]), bitcast<T>(b[index_b(i)]));
 }
