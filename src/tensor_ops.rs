@@ -3,7 +3,7 @@
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::{infer, BinaryOp, Op, ReduceOp, UnaryOp};
+use crate::ops::{compose, infer, BinaryOp, Op, ReduceOp, UnaryOp};
 use crate::platform::Shared;
 use crate::session::SessionShared;
 use crate::tensor::Tensor;
@@ -39,6 +39,91 @@ pub(crate) fn apply(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor]) -> Res
     let shapes: Vec<&[usize]> = args.iter().map(|t| t.shape()).collect();
     s.scopes.observe(&s.ledger, op.name(), &shapes, &[&out]);
     Ok(out)
+}
+
+/// Composites (`ops/compose.rs`) on eager tensors: intermediates are tensors dropped (freed) as
+/// the composite goes.
+struct Eager<'a>(&'a Shared<SessionShared>);
+
+impl compose::Graph for Eager<'_> {
+    type V = Tensor;
+
+    fn op(&mut self, op: Op, args: &[&Tensor]) -> Result<Tensor> {
+        apply(self.0, &op, args)
+    }
+
+    fn scalar(&mut self, value: f64, dtype: DType) -> Result<Tensor> {
+        crate::session::scalar_in(self.0, value, dtype)
+    }
+
+    fn meta(&self, v: &Tensor) -> Result<(crate::ops::Dims, DType)> {
+        v.buffer()?;
+        Ok((v.shape().iter().map(|&d| Some(d)).collect(), v.dtype()))
+    }
+}
+
+/// Runs a composite eagerly: first dry (inference only), admitting every value it will make at
+/// once, so it fails before its first kernel; then for real.
+macro_rules! run_composite {
+    ($x:expr, |$g:ident, $v:ident| $body:expr) => {{
+        let x: &Tensor = $x;
+        let s = &x.core.session;
+        s.check_open()?;
+        x.buffer()?;
+        let mut dry = compose::Dry { made: vec![] };
+        {
+            let $g = &mut dry;
+            let $v = &(x.shape().iter().map(|&d| Some(d)).collect::<Vec<_>>(), x.dtype());
+            $body?;
+        }
+        let sizes: Vec<u64> = dry.made.iter().map(|b| b.unwrap_or(0)).collect();
+        s.admit(&sizes)?;
+        let $g = &mut Eager(s);
+        let $v = x;
+        $body
+    }};
+}
+
+impl Tensor {
+    /// `x` where `x > 0`, else `alpha · x` (TF.js `leakyRelu`, default alpha 0.2); float32.
+    pub fn leaky_relu(&self, alpha: f64) -> Result<Tensor> {
+        run_composite!(self, |g, v| compose::leaky_relu(g, v, alpha))
+    }
+
+    /// Clamps every element to `[min, max]` (TF.js `clipByValue`).
+    pub fn clip_by_value(&self, min: f64, max: f64) -> Result<Tensor> {
+        run_composite!(self, |g, v| compose::clip_by_value(g, v, min, max))
+    }
+
+    /// `log Σ exp(x)` over `axes` (empty: all), computed stably.
+    pub fn log_sum_exp(&self, axes: &[i64], keep_dims: bool) -> Result<Tensor> {
+        run_composite!(self, |g, v| compose::log_sum_exp(g, v, axes, keep_dims))
+    }
+
+    /// `x − logSumExp(x)` along `axis`, computed stably.
+    pub fn log_softmax(&self, axis: i64) -> Result<Tensor> {
+        run_composite!(self, |g, v| compose::log_softmax(g, v, axis))
+    }
+
+    /// A new axis of size 1 at `axis`.
+    pub fn expand_dims(&self, axis: i64) -> Result<Tensor> {
+        run_composite!(self, |g, v| compose::expand_dims(g, v, axis))
+    }
+
+    /// Removes `axes` (each of size 1), or every axis of size 1 when `None` or empty.
+    pub fn squeeze(&self, axes: Option<&[i64]>) -> Result<Tensor> {
+        run_composite!(self, |g, v| compose::squeeze(g, v, axes))
+    }
+
+    /// Whether every element (of a bool tensor) over `axes` is true.
+    pub fn all(&self, axes: &[i64], keep_dims: bool) -> Result<Tensor> {
+        run_composite!(self, |g, v| compose::all_any(g, v, false, axes, keep_dims))
+    }
+
+    /// Whether any element (of a bool tensor) over `axes` is true.
+    pub fn any(&self, axes: &[i64], keep_dims: bool) -> Result<Tensor> {
+        run_composite!(self, |g, v| compose::all_any(g, v, true, axes, keep_dims))
+    }
 }
 
 macro_rules! eager_unary {

@@ -168,7 +168,18 @@ export async function tableOps(session, Program) {
   const r = exe.run({ x });
   out.programY = Array.from(await r.y.toArray());
   out.programEq = Array.from(await r.eq.toArray());
-  for (const t of [x, y, i, r.y, r.eq]) t.dispose();
+  // composites, eager and as nodes
+  out.leaky = Array.from(await x.leakyRelu().toArray());
+  out.clip = Array.from(await x.clipByValue(-1, 1).toArray());
+  out.expandShape = x.expandDims(0).shape;
+  out.anyTrue = await x.greater(1).any().item();
+  const q = new Program('composite');
+  const qn = q.input('x', 'float32', [-1, 4]);
+  q.output('ls', q.logSoftmax(qn));
+  const ls = session.compile(q).run({ x: x.reshape([1, 4]) }).ls;
+  out.logSoftmaxSumExp = Array.from(await ls.exp().sum().toArray())[0];
+  try { x.clipByValue(2, 1); out.badClip = 'no error'; } catch (e) { out.badClip = e.code; }
+  for (const t of [x, y, i, r.y, r.eq, ls]) t.dispose();
   exe.dispose();
   return out;
 }
@@ -317,4 +328,19 @@ async fn op_table_js_surface() {
     assert_eq!(nums(&field(&out, "programY")), vec![1.0, 1.0, 1.0, 4.5]);
     // round(-0.5) = -0 (half to even), round(0) = 0, both equal to -0
     assert_eq!(nums(&field(&out, "programEq")), vec![0.0, 1.0, 1.0, 0.0]);
+    let leaky = nums(&field(&out, "leaky"));
+    let want = [-0.4f32, -0.1, 0.0, 1.5];
+    assert!(
+        leaky.iter().zip(want).all(|(g, w)| (*g - w as f64).abs() < 1e-6),
+        "{leaky:?}"
+    );
+    assert_eq!(nums(&field(&out, "clip")), vec![-1.0, -0.5, 0.0, 1.0]);
+    assert_eq!(nums(&field(&out, "expandShape")), vec![1.0, 4.0]);
+    assert_eq!(field(&out, "anyTrue").as_f64(), Some(1.0));
+    let total = field(&out, "logSoftmaxSumExp").as_f64().unwrap();
+    assert!((total - 1.0).abs() < 1e-5, "Σ exp(logSoftmax) = {total}");
+    assert_eq!(
+        field(&out, "badClip").as_string().as_deref(),
+        Some("INVALID_ARGUMENT")
+    );
 }

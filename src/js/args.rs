@@ -87,6 +87,15 @@ pub(crate) fn number(what: &str, v: &JsValue) -> JsResult<f64> {
         .ok_or_else(|| wrong(what, "a finite number", v))
 }
 
+/// A finite number, `default` when absent.
+pub(crate) fn number_or(what: &str, v: &JsValue, default: f64) -> JsResult<f64> {
+    if absent(v) {
+        Ok(default)
+    } else {
+        number(what, v)
+    }
+}
+
 /// A number or a boolean (tensor values), as a number.
 pub(crate) fn value(what: &str, v: &JsValue) -> JsResult<f64> {
     v.as_f64()

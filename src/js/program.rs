@@ -410,6 +410,120 @@ macro_rules! node_reduce {
 }
 node_reduce!(sum => Sum, mean => Mean, max => Max, min => Min);
 
+/// Composite nodes (`ops/compose.rs`): nothing is added when a call is rejected.
+#[wasm_bindgen(js_class = Program)]
+impl JsProgram {
+    /// A `leakyRelu(alpha = 0.2)` node.
+    #[wasm_bindgen(js_name = leakyRelu)]
+    pub fn leaky_relu(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] alpha: JsValue,
+    ) -> JsResult<JsNode> {
+        let a = self.arg("leakyRelu: argument 'a'", &a)?;
+        let alpha = args::number_or("leakyRelu: alpha", &alpha, 0.2)?;
+        self.composite(|p| p.leaky_relu(a, alpha))
+    }
+
+    /// A `clipByValue(min, max)` node.
+    #[wasm_bindgen(js_name = clipByValue)]
+    pub fn clip_by_value(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] min: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] max: JsValue,
+    ) -> JsResult<JsNode> {
+        let a = self.arg("clipByValue: argument 'a'", &a)?;
+        let (lo, hi) = (
+            args::value("clipByValue: min", &min)?,
+            args::value("clipByValue: max", &max)?,
+        );
+        self.composite(|p| p.clip_by_value(a, lo, hi))
+    }
+
+    /// A stable `logSumExp(axes?, keepDims?)` node.
+    #[wasm_bindgen(js_name = logSumExp)]
+    pub fn log_sum_exp(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
+        #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: JsValue,
+    ) -> JsResult<JsNode> {
+        let a = self.arg("logSumExp: argument 'a'", &a)?;
+        let axes = args::axes("logSumExp: axes", &axes)?;
+        let keep = args::bool_or("logSumExp: keepDims", &keep_dims, false)?;
+        self.composite(|p| p.log_sum_exp(a, &axes, keep))
+    }
+
+    /// A stable `logSoftmax(axis = -1)` node.
+    #[wasm_bindgen(js_name = logSoftmax)]
+    pub fn log_softmax(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
+    ) -> JsResult<JsNode> {
+        let a = self.arg("logSoftmax: argument 'a'", &a)?;
+        let axis = args::int_or("logSoftmax: axis", &axis, -1)?;
+        self.composite(|p| p.log_softmax(a, axis))
+    }
+
+    /// An `expandDims(axis = 0)` node.
+    #[wasm_bindgen(js_name = expandDims)]
+    pub fn expand_dims(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
+    ) -> JsResult<JsNode> {
+        let a = self.arg("expandDims: argument 'a'", &a)?;
+        let axis = args::int_or("expandDims: axis", &axis, 0)?;
+        self.composite(|p| p.expand_dims(a, axis))
+    }
+
+    /// A `squeeze(axes?)` node.
+    pub fn squeeze(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
+    ) -> JsResult<JsNode> {
+        let a = self.arg("squeeze: argument 'a'", &a)?;
+        let axes = args::axes("squeeze: axes", &axes)?;
+        self.composite(|p| p.squeeze(a, Some(&axes)))
+    }
+
+    /// An `all(axes?, keepDims?)` node over a bool node.
+    pub fn all(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
+        #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: JsValue,
+    ) -> JsResult<JsNode> {
+        let a = self.arg("all: argument 'a'", &a)?;
+        let axes = args::axes("all: axes", &axes)?;
+        let keep = args::bool_or("all: keepDims", &keep_dims, false)?;
+        self.composite(|p| p.all(a, &axes, keep))
+    }
+
+    /// An `any(axes?, keepDims?)` node over a bool node.
+    pub fn any(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
+        #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: JsValue,
+    ) -> JsResult<JsNode> {
+        let a = self.arg("any: argument 'a'", &a)?;
+        let axes = args::axes("any: axes", &axes)?;
+        let keep = args::bool_or("any: keepDims", &keep_dims, false)?;
+        self.composite(|p| p.any(a, &axes, keep))
+    }
+}
+
+impl JsProgram {
+    fn composite(&self, f: impl FnOnce(&mut Program) -> crate::Result<NodeId>) -> JsResult<JsNode> {
+        let id = f(&mut self.inner.borrow_mut()).map_err(to_js)?;
+        Ok(self.node(id))
+    }
+}
+
 /// A compiled program.
 #[wasm_bindgen(js_name = Executable)]
 pub struct JsExecutable {

@@ -288,3 +288,103 @@ impl JsTensor {
         self.op(Op::Clone, &[])
     }
 }
+
+/// Composites (`ops/compose.rs`): checked before their first kernel.
+#[wasm_bindgen(js_class = Tensor)]
+impl JsTensor {
+    /// `x` where `x > 0`, else `alpha · x` (alpha default 0.2).
+    #[wasm_bindgen(js_name = leakyRelu)]
+    pub fn leaky_relu(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] alpha: JsValue,
+    ) -> JsResult<JsTensor> {
+        let alpha = args::number_or("leakyRelu: alpha", &alpha, 0.2)?;
+        self.live()?.leaky_relu(alpha).map(JsTensor::new).map_err(to_js)
+    }
+
+    /// Clamps every element to `[min, max]`.
+    #[wasm_bindgen(js_name = clipByValue)]
+    pub fn clip_by_value(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] min: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] max: JsValue,
+    ) -> JsResult<JsTensor> {
+        let (lo, hi) = (
+            args::value("clipByValue: min", &min)?,
+            args::value("clipByValue: max", &max)?,
+        );
+        self.live()?
+            .clip_by_value(lo, hi)
+            .map(JsTensor::new)
+            .map_err(to_js)
+    }
+
+    /// `log Σ exp(x)` over `axes` (all when absent), computed stably.
+    #[wasm_bindgen(js_name = logSumExp)]
+    pub fn log_sum_exp(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
+        #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: JsValue,
+    ) -> JsResult<JsTensor> {
+        let axes = args::axes("logSumExp: axes", &axes)?;
+        let keep = args::bool_or("logSumExp: keepDims", &keep_dims, false)?;
+        self.live()?
+            .log_sum_exp(&axes, keep)
+            .map(JsTensor::new)
+            .map_err(to_js)
+    }
+
+    /// `x − logSumExp(x)` along `axis` (default -1), computed stably.
+    #[wasm_bindgen(js_name = logSoftmax)]
+    pub fn log_softmax(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
+    ) -> JsResult<JsTensor> {
+        let axis = args::int_or("logSoftmax: axis", &axis, -1)?;
+        self.live()?.log_softmax(axis).map(JsTensor::new).map_err(to_js)
+    }
+
+    /// A new axis of size 1 at `axis` (default 0).
+    #[wasm_bindgen(js_name = expandDims)]
+    pub fn expand_dims(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
+    ) -> JsResult<JsTensor> {
+        let axis = args::int_or("expandDims: axis", &axis, 0)?;
+        self.live()?.expand_dims(axis).map(JsTensor::new).map_err(to_js)
+    }
+
+    /// Removes `axes` (each of size 1), or every axis of size 1.
+    pub fn squeeze(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
+    ) -> JsResult<JsTensor> {
+        let axes = args::axes("squeeze: axes", &axes)?;
+        self.live()?
+            .squeeze(Some(&axes))
+            .map(JsTensor::new)
+            .map_err(to_js)
+    }
+
+    /// Whether every element of a bool tensor over `axes` is true.
+    pub fn all(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
+        #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: JsValue,
+    ) -> JsResult<JsTensor> {
+        let axes = args::axes("all: axes", &axes)?;
+        let keep = args::bool_or("all: keepDims", &keep_dims, false)?;
+        self.live()?.all(&axes, keep).map(JsTensor::new).map_err(to_js)
+    }
+
+    /// Whether any element of a bool tensor over `axes` is true.
+    pub fn any(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
+        #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: JsValue,
+    ) -> JsResult<JsTensor> {
+        let axes = args::axes("any: axes", &axes)?;
+        let keep = args::bool_or("any: keepDims", &keep_dims, false)?;
+        self.live()?.any(&axes, keep).map(JsTensor::new).map_err(to_js)
+    }
+}

@@ -5,6 +5,7 @@
 //! program input), so the same rules validate a program at compile time (dynamic dims unknown) and
 //! each specialisation at run time (every dim known).
 
+pub(crate) mod compose;
 pub mod infer;
 mod table;
 

@@ -79,6 +79,90 @@ fn node_err(id: NodeId, node: &Node, e: Error) -> Error {
     }
 }
 
+impl crate::ops::compose::Graph for Program {
+    type V = NodeId;
+
+    fn op(&mut self, op: Op, args: &[&NodeId]) -> Result<NodeId> {
+        let ids: Vec<NodeId> = args.iter().map(|&&a| a).collect();
+        Program::op(self, op, &ids)
+    }
+
+    fn scalar(&mut self, value: f64, dtype: DType) -> Result<NodeId> {
+        self.constant(&[value], &[], dtype)
+    }
+
+    fn meta(&self, v: &NodeId) -> Result<(Dims, DType)> {
+        self.types
+            .get(*v)
+            .cloned()
+            .ok_or_else(|| Error::InvalidProgram(format!("node {v} does not exist")))
+    }
+}
+
+/// A composite as program nodes: run dry first (inference only) so a rejected call adds nothing.
+macro_rules! node_composite {
+    ($p:expr, $a:expr, |$g:ident, $v:ident| $body:expr) => {{
+        let p: &mut Program = $p;
+        let meta = crate::ops::compose::Graph::meta(p, &$a)?;
+        {
+            let $g = &mut crate::ops::compose::Dry { made: vec![] };
+            let $v = &meta;
+            $body?;
+        }
+        let $g = p;
+        let $v = &$a;
+        $body
+    }};
+}
+
+impl Program {
+    /// A `leakyRelu(alpha)` composite (`max(x, αx)`).
+    pub fn leaky_relu(&mut self, a: NodeId, alpha: f64) -> Result<NodeId> {
+        node_composite!(self, a, |g, v| crate::ops::compose::leaky_relu(g, v, alpha))
+    }
+
+    /// A `clipByValue(min, max)` composite.
+    pub fn clip_by_value(&mut self, a: NodeId, min: f64, max: f64) -> Result<NodeId> {
+        node_composite!(self, a, |g, v| crate::ops::compose::clip_by_value(g, v, min, max))
+    }
+
+    /// A stable `logSumExp(axes, keepDims)` composite.
+    pub fn log_sum_exp(&mut self, a: NodeId, axes: &[i64], keep_dims: bool) -> Result<NodeId> {
+        node_composite!(self, a, |g, v| crate::ops::compose::log_sum_exp(
+            g, v, axes, keep_dims
+        ))
+    }
+
+    /// A stable `logSoftmax(axis)` composite.
+    pub fn log_softmax(&mut self, a: NodeId, axis: i64) -> Result<NodeId> {
+        node_composite!(self, a, |g, v| crate::ops::compose::log_softmax(g, v, axis))
+    }
+
+    /// An `expandDims(axis)` node (a reshape).
+    pub fn expand_dims(&mut self, a: NodeId, axis: i64) -> Result<NodeId> {
+        node_composite!(self, a, |g, v| crate::ops::compose::expand_dims(g, v, axis))
+    }
+
+    /// A `squeeze(axes?)` node (a reshape).
+    pub fn squeeze(&mut self, a: NodeId, axes: Option<&[i64]>) -> Result<NodeId> {
+        node_composite!(self, a, |g, v| crate::ops::compose::squeeze(g, v, axes))
+    }
+
+    /// An `all(axes, keepDims)` composite over a bool node.
+    pub fn all(&mut self, a: NodeId, axes: &[i64], keep_dims: bool) -> Result<NodeId> {
+        node_composite!(self, a, |g, v| crate::ops::compose::all_any(
+            g, v, false, axes, keep_dims
+        ))
+    }
+
+    /// An `any(axes, keepDims)` composite over a bool node.
+    pub fn any(&mut self, a: NodeId, axes: &[i64], keep_dims: bool) -> Result<NodeId> {
+        node_composite!(self, a, |g, v| crate::ops::compose::all_any(
+            g, v, true, axes, keep_dims
+        ))
+    }
+}
+
 macro_rules! node_unary {
     ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
         impl Program {$(

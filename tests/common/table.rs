@@ -129,6 +129,133 @@ fn zip<T: super::ops::Val, R: super::ops::Val>(
     Host::from_fn(&a.shape, |i| f(a.data[i], b.data[i]))
 }
 
+/// `log Σ exp` over the last axis of a `[rows, n]` host tensor, in float64.
+fn lse_rows(x: &Host<f32>) -> Vec<f64> {
+    let n = x.shape[1];
+    x.data
+        .chunks(n)
+        .map(|r| {
+            let m = r.iter().fold(f64::NEG_INFINITY, |a, &v| a.max(v as f64));
+            m + r.iter().map(|&v| (v as f64 - m).exp()).sum::<f64>().ln()
+        })
+        .collect()
+}
+
+/// The composites (`src/ops/compose.rs`), eager and as program nodes, against float64.
+pub async fn composites_match_f64_reference(s: &Session) {
+    use crate::common::ledger::fails_unchanged;
+    let mut rng = Rng::new(0xC0_FFEE);
+    let x = host(&[4, 33], |_| rng.f32_in(-5.0, 5.0));
+    let mut big = x.clone();
+    big.data[..3].copy_from_slice(&[100.0, -100.0, 90.0]); // finite at ±100
+    let tx = x.upload(s);
+    let leaky = map(&x, |v| if v > 0.0 { v } else { 0.2 * v });
+    expect("leakyRelu(0.2)", tx.leaky_relu(0.2), &leaky, REL).await;
+    let clip = map(&x, |v| v.clamp(-1.5, 2.0));
+    expect("clipByValue(-1.5, 2)", tx.clip_by_value(-1.5, 2.0), &clip, EXACT).await;
+    let xi = Host::from_fn(&[7], |i| i as i32 - 3);
+    let want = Host::from_fn(&[7], |i| (i as i32 - 3).clamp(-1, 2));
+    expect(
+        "clipByValue int32",
+        xi.upload(s).clip_by_value(-1.0, 2.0),
+        &want,
+        EXACT,
+    )
+    .await;
+    let lse = lse_rows(&big);
+    let want = Host::from_fn(&[4], |i| lse[i] as f32);
+    let tol = Tol::Close { rel: 1e-5, abs: 1e-5 };
+    expect(
+        "logSumExp(-1)",
+        big.upload(s).log_sum_exp(&[-1], false),
+        &want,
+        tol,
+    )
+    .await;
+    let want_keep = Host {
+        shape: vec![4, 1],
+        data: want.data.clone(),
+    };
+    expect(
+        "logSumExp(-1, keepDims)",
+        big.upload(s).log_sum_exp(&[1], true),
+        &want_keep,
+        tol,
+    )
+    .await;
+    let want = Host::from_fn(&[4, 33], |i| (big.data[i] as f64 - lse[i / 33]) as f32);
+    expect("logSoftmax(-1)", big.upload(s).log_softmax(-1), &want, tol).await;
+    let want = Host {
+        shape: vec![4, 1, 33],
+        data: x.data.clone(),
+    };
+    expect("expandDims(1)", tx.expand_dims(1), &want, EXACT).await;
+    let one = Host::from_fn(&[1, 4, 1, 33], |i| x.data[i]);
+    expect("squeeze()", one.upload(s).squeeze(None), &x, EXACT).await;
+    let want = Host {
+        shape: vec![4, 1, 33],
+        data: x.data.clone(),
+    };
+    expect("squeeze([0])", one.upload(s).squeeze(Some(&[0])), &want, EXACT).await;
+    let b = Host::from_fn(&[3, 4], |i| i % 4 != 0 || i == 4);
+    let rows = |f: fn(&[bool]) -> bool| Host::from_fn(&[3], |r| f(&b.data[r * 4..r * 4 + 4]));
+    expect(
+        "all(1)",
+        b.upload(s).all(&[1], false),
+        &rows(|r| r.iter().all(|&v| v)),
+        EXACT,
+    )
+    .await;
+    expect(
+        "any(1)",
+        b.upload(s).any(&[1], false),
+        &rows(|r| r.iter().any(|&v| v)),
+        EXACT,
+    )
+    .await;
+    // rejected before the first kernel: the ledger does not move
+    let ti = xi.upload(s);
+    fails_unchanged("DTYPE_MISMATCH", "logSoftmax of int32", || ti.log_softmax(-1));
+    fails_unchanged("INVALID_ARGUMENT", "clipByValue min > max", || {
+        tx.clip_by_value(2.0, 1.0)
+    });
+    fails_unchanged("SHAPE_MISMATCH", "squeeze of a dim of 4", || {
+        tx.squeeze(Some(&[0]))
+    });
+    fails_unchanged("DTYPE_MISMATCH", "all of float32", || tx.all(&[], false));
+    // the same composites as program nodes (fused where they can), dynamic rows
+    let mut p = Program::new("composites");
+    let n = p.input("x", DType::Float32, &[-1, 33]).unwrap();
+    let ls = p.log_softmax(n, -1).unwrap();
+    let lr = p.leaky_relu(n, 0.2).unwrap();
+    let cl = p.clip_by_value(lr, -0.5, 0.5).unwrap();
+    let ex = p.expand_dims(cl, 0).unwrap();
+    let before = p.nodes().len();
+    assert_eq!(
+        p.log_softmax(n, 5).unwrap_err().code(),
+        "INVALID_ARGUMENT",
+        "axis 5 of rank 2"
+    );
+    assert_eq!(p.nodes().len(), before, "a rejected composite adds no node");
+    p.output("ls", ls).unwrap();
+    p.output("ex", ex).unwrap();
+    let exe = s.compile(&p).unwrap();
+    let mut out = exe.run(&[("x", &big.upload(s))], None).unwrap();
+    let want_ex = Host::from_fn(&[1, 4, 33], |i| {
+        let v = big.data[i];
+        (if v > 0.0 { v } else { 0.2 * v }).clamp(-0.5, 0.5)
+    });
+    expect(
+        "program leakyRelu → clip → expandDims",
+        Ok(out.pop().unwrap().1),
+        &want_ex,
+        REL,
+    )
+    .await;
+    let want_ls = Host::from_fn(&[4, 33], |i| (big.data[i] as f64 - lse[i / 33]) as f32);
+    expect("program logSoftmax", Ok(out.pop().unwrap().1), &want_ls, tol).await;
+}
+
 /// Every op of [`UNARY`] and [`BINARY`], the comparisons and logical ops, integer forms, number
 /// operands, and a fused program of new ops, against the reference.
 pub async fn table_ops_match_f64_reference(s: &Session) {
@@ -334,4 +461,5 @@ pub async fn table_ops_match_f64_reference(s: &Session) {
     let gt_v = gt_t.read::<bool>().await.unwrap();
     let want_gt = Host::from_fn(&[257], |i| sp_v[i] > 1.0);
     compare("… > 1 (bool, not fused)", &gt_v, &want_gt, EXACT);
+    composites_match_f64_reference(s).await;
 }

@@ -1,0 +1,211 @@
+//! Composite ops: each written **once** over [`Graph`], a builder both eager tensors and programs
+//! implement, from the primitives of the op table (as jax-js and tinygrad compose theirs). The eager
+//! method runs the primitives' kernels (intermediates are freed as it goes); the program node adds
+//! the primitive nodes, which fuse and are planned like any others (the JSON form holds the
+//! primitives). Each composite checks its arguments before its first primitive, so a rejected call
+//! changes nothing.
+
+use crate::dtype::DType;
+use crate::error::{invalid_arg, Error, Result};
+use crate::ops::infer::{axis as norm_axis, reduce_axes};
+use crate::ops::{BinaryOp, Dims, Op, ReduceOp};
+
+/// What a composite needs from its builder.
+pub(crate) trait Graph {
+    /// A value: a tensor (eager) or a node (program).
+    type V;
+    /// Applies a primitive.
+    fn op(&mut self, op: Op, args: &[&Self::V]) -> Result<Self::V>;
+    /// A scalar constant of `dtype`.
+    fn scalar(&mut self, value: f64, dtype: DType) -> Result<Self::V>;
+    /// The (possibly dynamic) shape and dtype of a value.
+    fn meta(&self, v: &Self::V) -> Result<(Dims, DType)>;
+}
+
+fn float_only(name: &str, d: DType) -> Result<()> {
+    if d != DType::Float32 {
+        return Err(Error::DtypeMismatch(format!(
+            "{name} needs float32, got {d} (cast it first)"
+        )));
+    }
+    Ok(())
+}
+
+fn reduce<G: Graph>(g: &mut G, op: ReduceOp, x: &G::V, axes: &[i64], keep_dims: bool) -> Result<G::V> {
+    g.op(
+        Op::Reduce {
+            op,
+            axes: axes.to_vec(),
+            keep_dims,
+        },
+        &[x],
+    )
+}
+
+fn binary<G: Graph>(g: &mut G, op: BinaryOp, a: &G::V, b: &G::V) -> Result<G::V> {
+    g.op(Op::Binary(op), &[a, b])
+}
+
+/// `leakyRelu(alpha)`: `x` where `x > 0`, else `alpha · x` — `max(x, αx)` for `α ≤ 1`, `min` above.
+pub(crate) fn leaky_relu<G: Graph>(g: &mut G, x: &G::V, alpha: f64) -> Result<G::V> {
+    let (_, d) = g.meta(x)?;
+    float_only("leakyRelu", d)?;
+    if !alpha.is_finite() {
+        return Err(invalid_arg!("leakyRelu: alpha must be finite, got {alpha}"));
+    }
+    let a = g.scalar(alpha, d)?;
+    let ax = binary(g, BinaryOp::Mul, x, &a)?;
+    let pick = if alpha <= 1.0 {
+        BinaryOp::Maximum
+    } else {
+        BinaryOp::Minimum
+    };
+    binary(g, pick, x, &ax)
+}
+
+/// `clipByValue(min, max)`: `min(max(x, lo), hi)`, `lo ≤ hi` in the tensor's dtype.
+pub(crate) fn clip_by_value<G: Graph>(g: &mut G, x: &G::V, lo: f64, hi: f64) -> Result<G::V> {
+    let (_, d) = g.meta(x)?;
+    if d == DType::Bool {
+        return Err(Error::DtypeMismatch(
+            "clipByValue needs a numeric tensor, got bool".into(),
+        ));
+    }
+    if lo.is_nan() || hi.is_nan() || lo > hi {
+        return Err(invalid_arg!("clipByValue needs min ≤ max, got {lo} and {hi}"));
+    }
+    d.word_from_f64(lo)?;
+    d.word_from_f64(hi)?;
+    let (l, h) = (g.scalar(lo, d)?, g.scalar(hi, d)?);
+    let m = binary(g, BinaryOp::Maximum, x, &l)?;
+    binary(g, BinaryOp::Minimum, &m, &h)
+}
+
+/// `logSumExp(axes, keepDims)`: `max + log(Σ exp(x − max))`, finite for large inputs.
+pub(crate) fn log_sum_exp<G: Graph>(g: &mut G, x: &G::V, axes: &[i64], keep_dims: bool) -> Result<G::V> {
+    let (s, d) = g.meta(x)?;
+    float_only("logSumExp", d)?;
+    reduce_axes("logSumExp", axes, s.len())?;
+    let m = reduce(g, ReduceOp::Max, x, axes, true)?;
+    let shifted = binary(g, BinaryOp::Sub, x, &m)?;
+    let e = g.op(Op::Unary(crate::ops::UnaryOp::Exp), &[&shifted])?;
+    let total = reduce(g, ReduceOp::Sum, &e, axes, keep_dims)?;
+    let l = g.op(Op::Unary(crate::ops::UnaryOp::Log), &[&total])?;
+    let m_out = reduce(g, ReduceOp::Max, x, axes, keep_dims)?;
+    binary(g, BinaryOp::Add, &l, &m_out)
+}
+
+/// `logSoftmax(axis)`: `(x − max) − log(Σ exp(x − max))`, finite for large inputs.
+pub(crate) fn log_softmax<G: Graph>(g: &mut G, x: &G::V, axis: i64) -> Result<G::V> {
+    let (s, d) = g.meta(x)?;
+    float_only("logSoftmax", d)?;
+    norm_axis("logSoftmax", axis, s.len())?;
+    let m = reduce(g, ReduceOp::Max, x, &[axis], true)?;
+    let shifted = binary(g, BinaryOp::Sub, x, &m)?;
+    let e = g.op(Op::Unary(crate::ops::UnaryOp::Exp), &[&shifted])?;
+    let total = reduce(g, ReduceOp::Sum, &e, &[axis], true)?;
+    let l = g.op(Op::Unary(crate::ops::UnaryOp::Log), &[&total])?;
+    binary(g, BinaryOp::Sub, &shifted, &l)
+}
+
+/// The reshape target of `s` with dims `keep` kept and `ones` (sorted) inserted as 1: dynamic dims
+/// become the one `-1` a reshape allows.
+fn reshape_to<G: Graph>(g: &mut G, x: &G::V, dims: Vec<Option<usize>>, what: &str) -> Result<G::V> {
+    if dims.iter().filter(|d| d.is_none()).count() > 1 {
+        return Err(Error::InvalidProgram(format!(
+            "{what}: more than one dynamic dimension; reshape explicitly instead"
+        )));
+    }
+    let shape = dims.iter().map(|d| d.map_or(-1, |n| n as i64)).collect();
+    g.op(Op::Reshape { shape }, &[x])
+}
+
+/// `expandDims(axis)`: a new axis of size 1 at `axis` (negative counts from the end of the result).
+pub(crate) fn expand_dims<G: Graph>(g: &mut G, x: &G::V, axis: i64) -> Result<G::V> {
+    let (mut s, _) = g.meta(x)?;
+    let at = norm_axis("expandDims", axis, s.len() + 1)?;
+    s.insert(at, Some(1));
+    reshape_to(g, x, s, "expandDims")
+}
+
+/// `squeeze(axes?)`: removes the given axes (each must be 1), or every axis of size 1.
+pub(crate) fn squeeze<G: Graph>(g: &mut G, x: &G::V, axes: Option<&[i64]>) -> Result<G::V> {
+    let (s, _) = g.meta(x)?;
+    let drop: Vec<usize> = match axes {
+        Some(a) if !a.is_empty() => {
+            let a = reduce_axes("squeeze", a, s.len())?;
+            if let Some(&bad) = a.iter().find(|&&i| s[i] != Some(1)) {
+                return Err(Error::ShapeMismatch(format!(
+                    "squeeze: axis {bad} has size {}, not 1",
+                    s[bad].map_or("dynamic".to_string(), |n| n.to_string())
+                )));
+            }
+            a
+        }
+        _ => (0..s.len()).filter(|&i| s[i] == Some(1)).collect(),
+    };
+    let dims = s
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !drop.contains(i))
+        .map(|(_, &d)| d)
+        .collect();
+    reshape_to(g, x, dims, "squeeze")
+}
+
+/// `all` / `any` over `axes` of a bool tensor: the min / max of its 0/1 words.
+pub(crate) fn all_any<G: Graph>(
+    g: &mut G,
+    x: &G::V,
+    any: bool,
+    axes: &[i64],
+    keep_dims: bool,
+) -> Result<G::V> {
+    let (s, d) = g.meta(x)?;
+    let name = if any { "any" } else { "all" };
+    if d != DType::Bool {
+        return Err(Error::DtypeMismatch(format!("{name} needs bool, got {d}")));
+    }
+    reduce_axes(name, axes, s.len())?;
+    let words = g.op(Op::Cast(DType::Uint32), &[x])?;
+    let r = reduce(
+        g,
+        if any { ReduceOp::Max } else { ReduceOp::Min },
+        &words,
+        axes,
+        keep_dims,
+    )?;
+    g.op(Op::Cast(DType::Bool), &[&r])
+}
+
+/// A builder that only infers: runs a composite to learn every value it would make, without
+/// making any (the eager path admits their total before it starts).
+pub(crate) struct Dry {
+    /// Byte lengths of the values made, in order (`None` for a dynamic one).
+    pub made: Vec<Option<u64>>,
+}
+
+impl Graph for Dry {
+    type V = (Dims, DType);
+
+    fn op(&mut self, op: Op, args: &[&Self::V]) -> Result<Self::V> {
+        let a: Vec<(Dims, DType)> = args.iter().map(|&v| v.clone()).collect();
+        let out = crate::ops::infer(&op, &a)?;
+        let bytes = out
+            .0
+            .iter()
+            .try_fold(4u64, |acc, d| d.and_then(|d| acc.checked_mul(d as u64)));
+        self.made.push(bytes);
+        Ok(out)
+    }
+
+    fn scalar(&mut self, value: f64, dtype: DType) -> Result<Self::V> {
+        dtype.word_from_f64(value)?;
+        self.made.push(Some(4));
+        Ok((vec![], dtype))
+    }
+
+    fn meta(&self, v: &Self::V) -> Result<(Dims, DType)> {
+        Ok(v.clone())
+    }
+}
