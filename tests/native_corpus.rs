@@ -29,15 +29,8 @@ fn session(label: String) -> Session {
 
 #[test]
 fn every_pattern_gets_its_verdict() {
-    corpus_table::check_table();
-    let mut failures = vec![];
-    for p in corpus::patterns() {
-        let (s, other) = (session(p.name.to_string()), session(format!("{}-other", p.name)));
-        match pollster::block_on(corpus::run(&p, &s, &other)) {
-            Ok(d) => println!("{:<50} {:?}: {}", p.name, d.verdict, d.summary),
-            Err(e) => failures.push(e),
-        }
-    }
+    let (lines, failures) = pollster::block_on(corpus::run_all(|label| async move { session(label) }));
+    println!("{}", lines.join("\n"));
     assert!(
         failures.is_empty(),
         "{} of the corpus failed:\n{}",

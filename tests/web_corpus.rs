@@ -35,20 +35,8 @@ async fn session(label: String) -> Session {
 
 #[wasm_bindgen_test]
 async fn every_pattern_gets_its_verdict() {
-    corpus_table::check_table();
-    let mut failures = vec![];
-    for p in corpus::patterns() {
-        let (s, other) = (
-            session(p.name.to_string()).await,
-            session(format!("{}-other", p.name)).await,
-        );
-        match corpus::run(&p, &s, &other).await {
-            Ok(d) => {
-                web_sys::console::log_1(&format!("{:<50} {:?}: {}", p.name, d.verdict, d.summary).into())
-            }
-            Err(e) => failures.push(e),
-        }
-    }
+    let (lines, failures) = corpus::run_all(session).await;
+    web_sys::console::log_1(&lines.join("\n").into());
     assert!(
         failures.is_empty(),
         "{} of the corpus failed:\n{}",

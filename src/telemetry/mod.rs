@@ -372,16 +372,10 @@ pub fn metrics() -> Vec<MetricRecord> {
     let mut by_origin: Vec<(String, u64)> = by_origin.into_iter().collect();
     by_origin.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     for (origin, bytes) in by_origin {
-        out.push(MetricRecord {
-            labels: Some(BTreeMap::from([("origin".to_string(), origin)])),
-            ..record(
-                "compute.storage",
-                "live_bytes_by_origin",
-                Gauge,
-                "bytes",
-                bytes as f64,
-            )
-        });
+        out.push(origin_record(
+            BTreeMap::from([("origin".to_string(), origin)]),
+            bytes,
+        ));
     }
     let sessions = registry();
     for r in sessions.iter() {
@@ -394,21 +388,26 @@ pub fn metrics() -> Vec<MetricRecord> {
                 for (origin, bytes) in mine {
                     let mut labels = labels.clone();
                     labels.insert("origin".to_string(), origin);
-                    out.push(MetricRecord {
-                        labels: Some(labels),
-                        ..record(
-                            "compute.storage",
-                            "live_bytes_by_origin",
-                            Gauge,
-                            "bytes",
-                            bytes as f64,
-                        )
-                    });
+                    out.push(origin_record(labels, bytes));
                 }
             }
         }
     }
     out
+}
+
+/// A `compute.storage/live_bytes_by_origin` record.
+fn origin_record(labels: BTreeMap<String, String>, bytes: u64) -> MetricRecord {
+    MetricRecord {
+        labels: Some(labels),
+        ..record(
+            "compute.storage",
+            "live_bytes_by_origin",
+            MetricKind::Gauge,
+            "bytes",
+            bytes as f64,
+        )
+    }
 }
 
 /// Resets every peak gauge (process-wide and per session) to its current value.

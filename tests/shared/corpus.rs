@@ -227,3 +227,23 @@ pub async fn run(p: &Pattern, s: &Session, other: &Session) -> Result<Diagnosis,
     }
     Ok(d)
 }
+
+/// Runs every pattern, each in two fresh sessions from `make(label)`; returns one line per pattern
+/// that passed (`name verdict: summary`) and the failures.
+pub async fn run_all<F: std::future::Future<Output = Session>>(
+    make: impl Fn(String) -> F,
+) -> (Vec<String>, Vec<String>) {
+    crate::corpus_table::check_table();
+    let (mut lines, mut failures) = (vec![], vec![]);
+    for p in patterns() {
+        let (s, other) = (
+            make(p.name.to_string()).await,
+            make(format!("{}-other", p.name)).await,
+        );
+        match run(&p, &s, &other).await {
+            Ok(d) => lines.push(format!("{:<50} {:?}: {}", p.name, d.verdict, d.summary)),
+            Err(e) => failures.push(e),
+        }
+    }
+    (lines, failures)
+}
