@@ -65,21 +65,32 @@ impl compose::Graph for Eager<'_> {
 /// Runs a composite eagerly: first dry (inference only), admitting every value it will make at
 /// once, so it fails before its first kernel; then for real.
 macro_rules! run_composite {
-    ($x:expr, |$g:ident, $v:ident| $body:expr) => {{
-        let x: &Tensor = $x;
-        let s = &x.core.session;
+    ([$first:expr $(, $x:expr)*], |$g:ident, $v:ident $(, $w:ident)*| $body:expr) => {{
+        let first: &Tensor = $first;
+        let s = &first.core.session;
         s.check_open()?;
-        x.buffer()?;
+        for t in [first $(, $x)*] {
+            t.buffer()?;
+            if !t.belongs_to(s) {
+                return Err(Error::InvalidArgument(format!(
+                    "{t:?} belongs to session '{}', not '{}'",
+                    t.core.session.label, s.label
+                )));
+            }
+        }
+        let meta = |t: &Tensor| (t.shape().iter().map(|&d| Some(d)).collect::<Vec<_>>(), t.dtype());
         let mut dry = compose::Dry { made: vec![] };
         {
             let $g = &mut dry;
-            let $v = &(x.shape().iter().map(|&d| Some(d)).collect::<Vec<_>>(), x.dtype());
+            let $v = &meta(first);
+            $(let $w = &meta($x);)*
             $body?;
         }
         let sizes: Vec<u64> = dry.made.iter().map(|b| b.unwrap_or(0)).collect();
         s.admit(&sizes)?;
         let $g = &mut Eager(s);
-        let $v = x;
+        let $v = first;
+        $(let $w = $x;)*
         $body
     }};
 }
@@ -87,42 +98,85 @@ macro_rules! run_composite {
 impl Tensor {
     /// `x` where `x > 0`, else `alpha · x` (TF.js `leakyRelu`, default alpha 0.2); float32.
     pub fn leaky_relu(&self, alpha: f64) -> Result<Tensor> {
-        run_composite!(self, |g, v| compose::leaky_relu(g, v, alpha))
+        run_composite!([self], |g, v| compose::leaky_relu(g, v, alpha))
     }
 
     /// Clamps every element to `[min, max]` (TF.js `clipByValue`).
     pub fn clip_by_value(&self, min: f64, max: f64) -> Result<Tensor> {
-        run_composite!(self, |g, v| compose::clip_by_value(g, v, min, max))
+        run_composite!([self], |g, v| compose::clip_by_value(g, v, min, max))
     }
 
     /// `log Σ exp(x)` over `axes` (empty: all), computed stably.
     pub fn log_sum_exp(&self, axes: &[i64], keep_dims: bool) -> Result<Tensor> {
-        run_composite!(self, |g, v| compose::log_sum_exp(g, v, axes, keep_dims))
+        run_composite!([self], |g, v| compose::log_sum_exp(g, v, axes, keep_dims))
     }
 
     /// `x − logSumExp(x)` along `axis`, computed stably.
     pub fn log_softmax(&self, axis: i64) -> Result<Tensor> {
-        run_composite!(self, |g, v| compose::log_softmax(g, v, axis))
+        run_composite!([self], |g, v| compose::log_softmax(g, v, axis))
     }
 
     /// A new axis of size 1 at `axis`.
     pub fn expand_dims(&self, axis: i64) -> Result<Tensor> {
-        run_composite!(self, |g, v| compose::expand_dims(g, v, axis))
+        run_composite!([self], |g, v| compose::expand_dims(g, v, axis))
     }
 
     /// Removes `axes` (each of size 1), or every axis of size 1 when `None` or empty.
     pub fn squeeze(&self, axes: Option<&[i64]>) -> Result<Tensor> {
-        run_composite!(self, |g, v| compose::squeeze(g, v, axes))
+        run_composite!([self], |g, v| compose::squeeze(g, v, axes))
+    }
+
+    /// Layer normalisation over the last axis: `(x − mean) / √(var + ε) · gamma + beta`.
+    pub fn layer_norm(&self, gamma: &Tensor, beta: &Tensor, epsilon: f64) -> Result<Tensor> {
+        run_composite!([self, gamma, beta], |g, v, gm, bt| compose::layer_norm(
+            g, v, gm, bt, epsilon
+        ))
+    }
+
+    /// Batch normalisation with given statistics (TF.js `batchNorm`): parameters broadcast.
+    pub fn batch_norm(
+        &self,
+        mean: &Tensor,
+        variance: &Tensor,
+        offset: Option<&Tensor>,
+        scale: Option<&Tensor>,
+        epsilon: f64,
+    ) -> Result<Tensor> {
+        match (offset, scale) {
+            (Some(o), Some(sc)) => run_composite!([self, mean, variance, o, sc], |g, v, m, va, of, scl| {
+                compose::batch_norm(g, v, m, va, Some(of), Some(scl), epsilon)
+            }),
+            (Some(o), None) => run_composite!([self, mean, variance, o], |g, v, m, va, of| {
+                compose::batch_norm(g, v, m, va, Some(of), None, epsilon)
+            }),
+            (None, Some(sc)) => run_composite!([self, mean, variance, sc], |g, v, m, va, scl| {
+                compose::batch_norm(g, v, m, va, None, Some(scl), epsilon)
+            }),
+            (None, None) => run_composite!([self, mean, variance], |g, v, m, va| {
+                compose::batch_norm(g, v, m, va, None, None, epsilon)
+            }),
+        }
+    }
+
+    /// `matmul` with either operand's last two axes transposed first.
+    pub fn matmul_t(&self, other: &Tensor, transpose_a: bool, transpose_b: bool) -> Result<Tensor> {
+        run_composite!([self, other], |g, v, w| compose::matmul_t(
+            g,
+            v,
+            w,
+            transpose_a,
+            transpose_b
+        ))
     }
 
     /// Whether every element (of a bool tensor) over `axes` is true.
     pub fn all(&self, axes: &[i64], keep_dims: bool) -> Result<Tensor> {
-        run_composite!(self, |g, v| compose::all_any(g, v, false, axes, keep_dims))
+        run_composite!([self], |g, v| compose::all_any(g, v, false, axes, keep_dims))
     }
 
     /// Whether any element (of a bool tensor) over `axes` is true.
     pub fn any(&self, axes: &[i64], keep_dims: bool) -> Result<Tensor> {
-        run_composite!(self, |g, v| compose::all_any(g, v, true, axes, keep_dims))
+        run_composite!([self], |g, v| compose::all_any(g, v, true, axes, keep_dims))
     }
 }
 

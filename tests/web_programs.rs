@@ -179,6 +179,11 @@ export async function tableOps(session, Program) {
   const ls = session.compile(q).run({ x: x.reshape([1, 4]) }).ls;
   out.logSoftmaxSumExp = Array.from(await ls.exp().sum().toArray())[0];
   try { x.clipByValue(2, 1); out.badClip = 'no error'; } catch (e) { out.badClip = e.code; }
+  const a = session.tensor([1, 2, 3, 4, 5, 6], [3, 2]);
+  out.matmulT = Array.from(await a.matmul(a, true, false).toArray()); // aᵀa
+  const ln = x.reshape([1, 4]).layerNorm(session.ones([4]), session.zeros([4]));
+  const lv = Array.from(await ln.toArray());
+  out.layerNormMean = lv.reduce((p, c) => p + c, 0) / 4;
   for (const t of [x, y, i, r.y, r.eq, ls]) t.dispose();
   exe.dispose();
   return out;

@@ -75,6 +75,15 @@ pub(crate) fn tensor(what: &str, v: &JsValue) -> JsResult<Rc<Tensor>> {
     super::JsTensor::resolve(v).ok_or_else(|| wrong(what, "a Tensor", v))
 }
 
+/// A Tensor handle, `None` when absent.
+pub(crate) fn opt_tensor(what: &str, v: &JsValue) -> JsResult<Option<Rc<Tensor>>> {
+    if absent(v) {
+        Ok(None)
+    } else {
+        tensor(what, v).map(Some)
+    }
+}
+
 /// A string.
 pub(crate) fn string(what: &str, v: &JsValue) -> JsResult<String> {
     v.as_string().ok_or_else(|| wrong(what, "a string", v))

@@ -299,13 +299,71 @@ impl JsProgram {
         self.inner.borrow_mut().assign(&name, id).map_err(to_js)
     }
 
-    /// A matmul node.
+    /// A matmul node (either operand's last two axes transposed first).
     pub fn matmul(
         &self,
         #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
         #[wasm_bindgen(unchecked_param_type = "ProgramNode")] b: JsValue,
+        #[wasm_bindgen(js_name = transposeA, unchecked_optional_param_type = "boolean")] transpose_a: JsValue,
+        #[wasm_bindgen(js_name = transposeB, unchecked_optional_param_type = "boolean")] transpose_b: JsValue,
     ) -> JsResult<JsNode> {
-        self.push_op(Op::MatMul, &[("a", &a), ("b", &b)])
+        let ta = args::bool_or("matmul: transposeA", &transpose_a, false)?;
+        let tb = args::bool_or("matmul: transposeB", &transpose_b, false)?;
+        if !ta && !tb {
+            return self.push_op(Op::MatMul, &[("a", &a), ("b", &b)]);
+        }
+        let (a, b) = (
+            self.arg("matmul: argument 'a'", &a)?,
+            self.arg("matmul: argument 'b'", &b)?,
+        );
+        self.composite(|p| p.matmul_t(a, b, ta, tb))
+    }
+
+    /// A `layerNorm(gamma, beta, epsilon = 1e-5)` node over the last axis.
+    #[wasm_bindgen(js_name = layerNorm)]
+    pub fn layer_norm(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] gamma: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] beta: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] epsilon: JsValue,
+    ) -> JsResult<JsNode> {
+        let a = self.arg("layerNorm: argument 'a'", &a)?;
+        let (g, b) = (
+            self.arg("layerNorm: gamma", &gamma)?,
+            self.arg("layerNorm: beta", &beta)?,
+        );
+        let eps = args::number_or("layerNorm: epsilon", &epsilon, 1e-5)?;
+        self.composite(|p| p.layer_norm(a, g, b, eps))
+    }
+
+    /// A `batchNorm(mean, variance, offset?, scale?, varianceEpsilon = 1e-3)` node.
+    #[wasm_bindgen(js_name = batchNorm)]
+    pub fn batch_norm(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] mean: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] variance: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ProgramNode")] offset: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ProgramNode")] scale: JsValue,
+        #[wasm_bindgen(js_name = varianceEpsilon, unchecked_optional_param_type = "number")] epsilon: JsValue,
+    ) -> JsResult<JsNode> {
+        let a = self.arg("batchNorm: argument 'a'", &a)?;
+        let m = self.arg("batchNorm: mean", &mean)?;
+        let v = self.arg("batchNorm: variance", &variance)?;
+        let opt = |what: &str, x: &JsValue| -> JsResult<Option<NodeId>> {
+            if x.is_undefined() || x.is_null() {
+                Ok(None)
+            } else {
+                self.arg(what, x).map(Some)
+            }
+        };
+        let (o, sc) = (
+            opt("batchNorm: offset", &offset)?,
+            opt("batchNorm: scale", &scale)?,
+        );
+        let eps = args::number_or("batchNorm: varianceEpsilon", &epsilon, 1e-3)?;
+        self.composite(|p| p.batch_norm(a, m, v, o, sc, eps))
     }
 
     /// A softmax node (axis default -1).

@@ -242,12 +242,61 @@ js_reduce!(sum => Sum, mean => Mean, max => Max, min => Min);
 
 #[wasm_bindgen(js_class = Tensor)]
 impl JsTensor {
-    /// Matrix product over the last two dims; leading dims broadcast.
+    /// Matrix product over the last two dims (either transposed first); leading dims broadcast.
     pub fn matmul(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Tensor")] other: JsValue,
+        #[wasm_bindgen(js_name = transposeA, unchecked_optional_param_type = "boolean")] transpose_a: JsValue,
+        #[wasm_bindgen(js_name = transposeB, unchecked_optional_param_type = "boolean")] transpose_b: JsValue,
     ) -> JsResult<JsTensor> {
-        self.op(Op::MatMul, &[("other", &other)])
+        let ta = args::bool_or("matmul: transposeA", &transpose_a, false)?;
+        let tb = args::bool_or("matmul: transposeB", &transpose_b, false)?;
+        if !ta && !tb {
+            return self.op(Op::MatMul, &[("other", &other)]);
+        }
+        let b = args::tensor("matmul: argument 'other'", &other)?;
+        self.live()?
+            .matmul_t(&b, ta, tb)
+            .map(JsTensor::new)
+            .map_err(to_js)
+    }
+
+    /// Layer normalisation over the last axis: `(x − mean) / √(var + ε) · gamma + beta`.
+    #[wasm_bindgen(js_name = layerNorm)]
+    pub fn layer_norm(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Tensor")] gamma: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Tensor")] beta: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] epsilon: JsValue,
+    ) -> JsResult<JsTensor> {
+        let g = args::tensor("layerNorm: gamma", &gamma)?;
+        let b = args::tensor("layerNorm: beta", &beta)?;
+        let eps = args::number_or("layerNorm: epsilon", &epsilon, 1e-5)?;
+        self.live()?
+            .layer_norm(&g, &b, eps)
+            .map(JsTensor::new)
+            .map_err(to_js)
+    }
+
+    /// Batch normalisation with given statistics (parameters broadcast; NHWC: per channel).
+    #[wasm_bindgen(js_name = batchNorm)]
+    pub fn batch_norm(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Tensor")] mean: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Tensor")] variance: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Tensor")] offset: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Tensor")] scale: JsValue,
+        #[wasm_bindgen(js_name = varianceEpsilon, unchecked_optional_param_type = "number")] epsilon: JsValue,
+    ) -> JsResult<JsTensor> {
+        let m = args::tensor("batchNorm: mean", &mean)?;
+        let v = args::tensor("batchNorm: variance", &variance)?;
+        let o = args::opt_tensor("batchNorm: offset", &offset)?;
+        let sc = args::opt_tensor("batchNorm: scale", &scale)?;
+        let eps = args::number_or("batchNorm: varianceEpsilon", &epsilon, 1e-3)?;
+        let t = self.live()?;
+        t.batch_norm(&m, &v, o.as_deref(), sc.as_deref(), eps)
+            .map(JsTensor::new)
+            .map_err(to_js)
     }
 
     /// Softmax along `axis` (default -1).

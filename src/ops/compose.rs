@@ -209,3 +209,119 @@ impl Graph for Dry {
         Ok(v.clone())
     }
 }
+
+/// `layerNorm(gamma, beta, epsilon)` over the last axis: `(x − mean) / √(var + ε) · γ + β`, with the
+/// biased variance (as TF.js / PyTorch); `γ` and `β` broadcast against the last axis.
+pub(crate) fn layer_norm<G: Graph>(
+    g: &mut G,
+    x: &G::V,
+    gamma: &G::V,
+    beta: &G::V,
+    epsilon: f64,
+) -> Result<G::V> {
+    let (s, d) = g.meta(x)?;
+    float_only("layerNorm", d)?;
+    if s.is_empty() {
+        return Err(Error::ShapeMismatch(
+            "layerNorm needs rank ≥ 1, got a scalar".into(),
+        ));
+    }
+    check_affine(g, "layerNorm", &s, d, &[("gamma", gamma), ("beta", beta)])?;
+    if !(epsilon.is_finite() && epsilon >= 0.0) {
+        return Err(invalid_arg!("layerNorm: epsilon must be ≥ 0, got {epsilon}"));
+    }
+    let mean = reduce(g, ReduceOp::Mean, x, &[-1], true)?;
+    let centred = binary(g, BinaryOp::Sub, x, &mean)?;
+    let sq = g.op(Op::Unary(crate::ops::UnaryOp::Square), &[&centred])?;
+    let var = reduce(g, ReduceOp::Mean, &sq, &[-1], true)?;
+    let eps = g.scalar(epsilon, d)?;
+    let ve = binary(g, BinaryOp::Add, &var, &eps)?;
+    let inv = g.op(Op::Unary(crate::ops::UnaryOp::Rsqrt), &[&ve])?;
+    let normed = binary(g, BinaryOp::Mul, &centred, &inv)?;
+    let scaled = binary(g, BinaryOp::Mul, &normed, gamma)?;
+    binary(g, BinaryOp::Add, &scaled, beta)
+}
+
+/// `batchNorm(mean, variance, offset?, scale?, varianceEpsilon)`: `(x − μ) · rsqrt(σ² + ε) · scale +
+/// offset`, every parameter broadcast against `x` (NHWC: per channel, the last axis).
+pub(crate) fn batch_norm<G: Graph>(
+    g: &mut G,
+    x: &G::V,
+    mean: &G::V,
+    variance: &G::V,
+    offset: Option<&G::V>,
+    scale: Option<&G::V>,
+    epsilon: f64,
+) -> Result<G::V> {
+    let (s, d) = g.meta(x)?;
+    float_only("batchNorm", d)?;
+    let mut params = vec![("mean", mean), ("variance", variance)];
+    params.extend(offset.map(|o| ("offset", o)));
+    params.extend(scale.map(|o| ("scale", o)));
+    for (name, p) in &params {
+        let (ps, pd) = g.meta(p)?;
+        if pd != d {
+            return Err(Error::DtypeMismatch(format!(
+                "batchNorm: {name} is {pd}, x is {d}"
+            )));
+        }
+        crate::ops::infer::broadcast(&format!("batchNorm {name}"), &s, &ps)?;
+    }
+    if !(epsilon.is_finite() && epsilon >= 0.0) {
+        return Err(invalid_arg!(
+            "batchNorm: varianceEpsilon must be ≥ 0, got {epsilon}"
+        ));
+    }
+    let eps = g.scalar(epsilon, d)?;
+    let ve = binary(g, BinaryOp::Add, variance, &eps)?;
+    let inv = g.op(Op::Unary(crate::ops::UnaryOp::Rsqrt), &[&ve])?;
+    let centred = binary(g, BinaryOp::Sub, x, mean)?;
+    let mut y = binary(g, BinaryOp::Mul, &centred, &inv)?;
+    if let Some(sc) = scale {
+        y = binary(g, BinaryOp::Mul, &y, sc)?;
+    }
+    if let Some(o) = offset {
+        y = binary(g, BinaryOp::Add, &y, o)?;
+    }
+    Ok(y)
+}
+
+/// Checks that each affine parameter has `x`'s dtype `d` and is a scalar, `[1]` or `[last axis]`.
+fn check_affine<G: Graph>(g: &G, what: &str, s: &Dims, d: DType, params: &[(&str, &G::V)]) -> Result<()> {
+    let last = s[s.len() - 1];
+    for (name, p) in params {
+        let (ps, pd) = g.meta(p)?;
+        if pd != d {
+            return Err(Error::DtypeMismatch(format!("{what}: {name} is {pd}, x is {d}")));
+        }
+        let fits = match ps.as_slice() {
+            [] | [Some(1)] => true,
+            [n] => last.is_none() || n.is_none() || *n == last,
+            _ => false,
+        };
+        if !fits {
+            return Err(Error::ShapeMismatch(format!(
+                "{what}: {name} must be a scalar or match the last axis ({last:?}), got {ps:?}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `matmul(b, transposeA, transposeB)`: the last two axes of an operand swapped first.
+pub(crate) fn matmul_t<G: Graph>(g: &mut G, a: &G::V, b: &G::V, ta: bool, tb: bool) -> Result<G::V> {
+    let swap = |g: &mut G, v: &G::V, name: &str| -> Result<Option<G::V>> {
+        let (s, _) = g.meta(v)?;
+        if s.len() < 2 {
+            return Err(Error::ShapeMismatch(format!(
+                "matmul: {name} needs rank ≥ 2 to transpose"
+            )));
+        }
+        let mut perm: Vec<i64> = (0..s.len() as i64).collect();
+        perm.swap(s.len() - 2, s.len() - 1);
+        g.op(Op::Transpose { perm: Some(perm) }, &[v]).map(Some)
+    };
+    let at = if ta { swap(g, a, "a")? } else { None };
+    let bt = if tb { swap(g, b, "b")? } else { None };
+    g.op(Op::MatMul, &[at.as_ref().unwrap_or(a), bt.as_ref().unwrap_or(b)])
+}

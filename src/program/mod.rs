@@ -101,16 +101,18 @@ impl crate::ops::compose::Graph for Program {
 
 /// A composite as program nodes: run dry first (inference only) so a rejected call adds nothing.
 macro_rules! node_composite {
-    ($p:expr, $a:expr, |$g:ident, $v:ident| $body:expr) => {{
+    ($p:expr, [$first:expr $(, $x:expr)*], |$g:ident, $v:ident $(, $w:ident)*| $body:expr) => {{
         let p: &mut Program = $p;
-        let meta = crate::ops::compose::Graph::meta(p, &$a)?;
         {
+            let meta = |n: NodeId| crate::ops::compose::Graph::meta(&*p, &n);
+            let $v = &meta($first)?;
+            $(let $w = &meta($x)?;)*
             let $g = &mut crate::ops::compose::Dry { made: vec![] };
-            let $v = &meta;
             $body?;
         }
         let $g = p;
-        let $v = &$a;
+        let $v = &$first;
+        $(let $w = &$x;)*
         $body
     }};
 }
@@ -118,46 +120,95 @@ macro_rules! node_composite {
 impl Program {
     /// A `leakyRelu(alpha)` composite (`max(x, αx)`).
     pub fn leaky_relu(&mut self, a: NodeId, alpha: f64) -> Result<NodeId> {
-        node_composite!(self, a, |g, v| crate::ops::compose::leaky_relu(g, v, alpha))
+        node_composite!(self, [a], |g, v| crate::ops::compose::leaky_relu(g, v, alpha))
     }
 
     /// A `clipByValue(min, max)` composite.
     pub fn clip_by_value(&mut self, a: NodeId, min: f64, max: f64) -> Result<NodeId> {
-        node_composite!(self, a, |g, v| crate::ops::compose::clip_by_value(g, v, min, max))
+        node_composite!(self, [a], |g, v| crate::ops::compose::clip_by_value(
+            g, v, min, max
+        ))
     }
 
     /// A stable `logSumExp(axes, keepDims)` composite.
     pub fn log_sum_exp(&mut self, a: NodeId, axes: &[i64], keep_dims: bool) -> Result<NodeId> {
-        node_composite!(self, a, |g, v| crate::ops::compose::log_sum_exp(
+        node_composite!(self, [a], |g, v| crate::ops::compose::log_sum_exp(
             g, v, axes, keep_dims
         ))
     }
 
     /// A stable `logSoftmax(axis)` composite.
     pub fn log_softmax(&mut self, a: NodeId, axis: i64) -> Result<NodeId> {
-        node_composite!(self, a, |g, v| crate::ops::compose::log_softmax(g, v, axis))
+        node_composite!(self, [a], |g, v| crate::ops::compose::log_softmax(g, v, axis))
     }
 
     /// An `expandDims(axis)` node (a reshape).
     pub fn expand_dims(&mut self, a: NodeId, axis: i64) -> Result<NodeId> {
-        node_composite!(self, a, |g, v| crate::ops::compose::expand_dims(g, v, axis))
+        node_composite!(self, [a], |g, v| crate::ops::compose::expand_dims(g, v, axis))
     }
 
     /// A `squeeze(axes?)` node (a reshape).
     pub fn squeeze(&mut self, a: NodeId, axes: Option<&[i64]>) -> Result<NodeId> {
-        node_composite!(self, a, |g, v| crate::ops::compose::squeeze(g, v, axes))
+        node_composite!(self, [a], |g, v| crate::ops::compose::squeeze(g, v, axes))
+    }
+
+    /// A `layerNorm(gamma, beta, epsilon)` composite over the last axis.
+    pub fn layer_norm(&mut self, a: NodeId, gamma: NodeId, beta: NodeId, epsilon: f64) -> Result<NodeId> {
+        node_composite!(self, [a, gamma, beta], |g, v, gm, bt| {
+            crate::ops::compose::layer_norm(g, v, gm, bt, epsilon)
+        })
+    }
+
+    /// A `batchNorm(mean, variance, offset?, scale?, varianceEpsilon)` composite.
+    pub fn batch_norm(
+        &mut self,
+        a: NodeId,
+        mean: NodeId,
+        variance: NodeId,
+        offset: Option<NodeId>,
+        scale: Option<NodeId>,
+        epsilon: f64,
+    ) -> Result<NodeId> {
+        use crate::ops::compose::batch_norm;
+        match (offset, scale) {
+            (Some(o), Some(sc)) => {
+                node_composite!(self, [a, mean, variance, o, sc], |g, v, m, va, of, scl| {
+                    batch_norm(g, v, m, va, Some(of), Some(scl), epsilon)
+                })
+            }
+            (Some(o), None) => node_composite!(self, [a, mean, variance, o], |g, v, m, va, of| {
+                batch_norm(g, v, m, va, Some(of), None, epsilon)
+            }),
+            (None, Some(sc)) => node_composite!(self, [a, mean, variance, sc], |g, v, m, va, scl| {
+                batch_norm(g, v, m, va, None, Some(scl), epsilon)
+            }),
+            (None, None) => node_composite!(self, [a, mean, variance], |g, v, m, va| {
+                batch_norm(g, v, m, va, None, None, epsilon)
+            }),
+        }
+    }
+
+    /// `matmul` with either operand's last two axes transposed first.
+    pub fn matmul_t(&mut self, a: NodeId, b: NodeId, transpose_a: bool, transpose_b: bool) -> Result<NodeId> {
+        node_composite!(self, [a, b], |g, v, w| crate::ops::compose::matmul_t(
+            g,
+            v,
+            w,
+            transpose_a,
+            transpose_b
+        ))
     }
 
     /// An `all(axes, keepDims)` composite over a bool node.
     pub fn all(&mut self, a: NodeId, axes: &[i64], keep_dims: bool) -> Result<NodeId> {
-        node_composite!(self, a, |g, v| crate::ops::compose::all_any(
+        node_composite!(self, [a], |g, v| crate::ops::compose::all_any(
             g, v, false, axes, keep_dims
         ))
     }
 
     /// An `any(axes, keepDims)` composite over a bool node.
     pub fn any(&mut self, a: NodeId, axes: &[i64], keep_dims: bool) -> Result<NodeId> {
-        node_composite!(self, a, |g, v| crate::ops::compose::all_any(
+        node_composite!(self, [a], |g, v| crate::ops::compose::all_any(
             g, v, true, axes, keep_dims
         ))
     }

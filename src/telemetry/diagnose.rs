@@ -2,7 +2,8 @@
 //! or from three snapshots (`diagnose({before, warm, after})`) into the seed's categories.
 //!
 //! The figures are series over the window from the end of warm-up to the last sample; their
-//! trends (sustained, stopped, flat) are defined in `series.rs`. The rules, in order:
+//! trends (sustained: both the highs and the lows of each third of the window rise; stopped; flat)
+//! are defined in `series.rs`. The rules, in order:
 //! 1. **ownership-leak** — `compute.storage/live_bytes` rises *sustained* through the window.
 //!    Accounting is exact, so any such rise, however small, is storage someone still owns; evidence
 //!    names the origins whose live bytes grew. A rise that stops (a bounded queue filling, a table

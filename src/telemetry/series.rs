@@ -2,10 +2,11 @@
 //!
 //! A series is one figure read from each sample (`metrics()` after an iteration). The window is the
 //! samples from the end of warm-up to the last one. Its trend is:
-//! - **sustained** — it rises through the window: split into thirds, each third's maximum is above
-//!   the previous one's, and the last third's minimum is above the first third's maximum (a rise
-//!   that continues, not one that happened once or a fluctuation). With fewer than four samples (the
-//!   three-snapshot form) any rise is sustained;
+//! - **sustained** — it rises through the window: split into thirds, each third's maximum *and*
+//!   minimum are above the previous third's (both envelopes rise: a rise that continues, not one
+//!   that happened once or a fluctuation; a sawtooth whose lows climb, as a growing JS heap between
+//!   collections, counts). With fewer than four samples (the three-snapshot form) any rise is
+//!   sustained;
 //! - **stopped** — it ended higher than it started but the rise did not continue (a bounded queue
 //!   filling, a table built once, a larger input seen once);
 //! - **flat** — otherwise.
@@ -106,7 +107,9 @@ pub(crate) fn trend(w: &[f64]) -> Trend {
     }
     let k = w.len() / 3;
     let (a, b, c) = (&w[..k], &w[k..w.len() - k], &w[w.len() - k..]);
-    if max(a) < max(b) && max(b) < max(c) && min(c) > max(a) {
+    // both envelopes rise: the highs (a leak's steps) and the lows (a JS heap's level between
+    // collections, which swings by more than it grows over a third)
+    if max(a) < max(b) && max(b) < max(c) && min(a) < min(b) && min(b) < min(c) {
         Trend::Sustained
     } else if last > first || max(w) > first {
         Trend::Stopped
@@ -153,6 +156,9 @@ mod tests {
         // fluctuation around a level
         let noise: Vec<f64> = (0..31).map(|i| ((i * 7) % 5) as f64).collect();
         assert_ne!(trend(&noise), Trend::Sustained);
+        // a JS heap: a sawtooth of 24 MiB between collections whose lows climb 1 MiB an iteration
+        let heap: Vec<f64> = (0..25).map(|i| (85 + i + 8 * (i % 4)) as f64).collect();
+        assert_eq!(trend(&heap), Trend::Sustained);
         assert_eq!(trend(&[3.0; 31]), Trend::Flat);
         // three snapshots: any rise
         assert_eq!(trend(&[1.0, 2.0]), Trend::Sustained);

@@ -213,6 +213,59 @@ pub async fn composites_match_f64_reference(s: &Session) {
         EXACT,
     )
     .await;
+    // layerNorm over the last axis (biased variance), batchNorm per channel, matmul transposes
+    let (rows, n) = (4usize, 33usize);
+    let gamma = host(&[n], |_| rng.f32_in(0.5, 1.5));
+    let beta = host(&[n], |_| rng.f32_in(-1.0, 1.0));
+    let want = Host::from_fn(&[rows, n], |i| {
+        let r = &x.data[(i / n) * n..(i / n + 1) * n];
+        let mean = r.iter().map(|&v| v as f64).sum::<f64>() / n as f64;
+        let var = r.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / n as f64;
+        ((x.data[i] as f64 - mean) / (var + 1e-5).sqrt() * gamma.data[i % n] as f64 + beta.data[i % n] as f64)
+            as f32
+    });
+    let (tg, tb) = (gamma.upload(s), beta.upload(s));
+    let norm_tol = Tol::Close { rel: 1e-4, abs: 1e-5 };
+    expect("layerNorm", tx.layer_norm(&tg, &tb, 1e-5), &want, norm_tol).await;
+    let nhwc = host(&[2, 3, 3, 4], |_| rng.f32_in(-3.0, 3.0));
+    let (m, v, o, sc) = (
+        host(&[4], |_| rng.f32_in(-1.0, 1.0)),
+        host(&[4], |_| rng.f32_in(0.1, 2.0)),
+        host(&[4], |_| rng.f32_in(-1.0, 1.0)),
+        host(&[4], |_| rng.f32_in(0.5, 1.5)),
+    );
+    let want = Host::from_fn(&nhwc.shape, |i| {
+        let c = i % 4;
+        let y = (nhwc.data[i] as f64 - m.data[c] as f64) / (v.data[c] as f64 + 1e-3).sqrt();
+        (y * sc.data[c] as f64 + o.data[c] as f64) as f32
+    });
+    let (tm, tv, to, ts) = (m.upload(s), v.upload(s), o.upload(s), sc.upload(s));
+    expect(
+        "batchNorm",
+        nhwc.upload(s).batch_norm(&tm, &tv, Some(&to), Some(&ts), 1e-3),
+        &want,
+        norm_tol,
+    )
+    .await;
+    let a = host(&[2, 5, 3], |_| rng.f32_in(-2.0, 2.0)); // used as [2, 3, 5]ᵀ
+    let b = host(&[4, 5], |_| rng.f32_in(-2.0, 2.0)); // used as [5, 4]ᵀ
+    let want = Host::from_fn(&[2, 3, 4], |i| {
+        let (bt, r, c) = (i / 12, (i / 4) % 3, i % 4);
+        (0..5)
+            .map(|k| a.data[bt * 15 + k * 3 + r] as f64 * b.data[c * 5 + k] as f64)
+            .sum::<f64>() as f32
+    });
+    let mm_tol = Tol::Close { rel: 1e-5, abs: 1e-5 };
+    expect(
+        "matmul(transposeA, transposeB)",
+        a.upload(s).matmul_t(&b.upload(s), true, true),
+        &want,
+        mm_tol,
+    )
+    .await;
+    fails_unchanged("SHAPE_MISMATCH", "layerNorm gamma of the wrong length", || {
+        tx.layer_norm(&tm, &tb, 1e-5)
+    });
     // rejected before the first kernel: the ledger does not move
     let ti = xi.upload(s);
     fails_unchanged("DTYPE_MISMATCH", "logSoftmax of int32", || ti.log_softmax(-1));

@@ -180,6 +180,7 @@ pub const fn pat(
 /// origin its evidence must name, or the finding it must list.
 pub async fn run(p: &Pattern, s: &Session, other: &Session) -> Result<Diagnosis, String> {
     let mut w = World::new(s, other);
+    collect_garbage();
     let opts = WatchOptions {
         warmup: p.warmup,
         iterations: p.iterations,
@@ -226,6 +227,20 @@ pub async fn run(p: &Pattern, s: &Session, other: &Session) -> Result<Diagnosis,
         return Err(explain(format!("{len} samples")));
     }
     Ok(d)
+}
+
+/// In the browser, a full collection before a pattern (Chromium runs with `--expose-gc`): the JS heap
+/// then holds only this pattern's objects, not the garbage of the previous ones, which a collection
+/// in the middle of the window would otherwise subtract from it. Natively nothing to do.
+fn collect_garbage() {
+    #[cfg(target_arch = "wasm32")]
+    {
+        use wasm_bindgen::JsCast;
+        let gc = js_sys::Reflect::get(&js_sys::global(), &"gc".into()).unwrap_or_default();
+        if let Some(f) = gc.dyn_ref::<js_sys::Function>() {
+            let _ = f.call0(&wasm_bindgen::JsValue::UNDEFINED);
+        }
+    }
 }
 
 /// Runs every pattern, each in two fresh sessions from `make(label)`; returns one line per pattern
