@@ -26,7 +26,7 @@ step "cargo doc (no warnings)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 step "browser tests (wasm-bindgen-test, headless Chromium, WebGPU)"
 # SwiftShader on 2 cores: the grid-splitting tests move 64 MiB tensors; the default 20 s per test is tight
-WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-120} wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver
+WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-300} wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver
 step "build pkg/ and run Playwright tests"
 scripts/build-pkg.sh
 node --test tests/browser/ tests/browser-examples/

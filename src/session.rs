@@ -506,7 +506,7 @@ impl Session {
     }
 
     /// `SHAPE_MISMATCH` unless `len` values fill `shape`; also admits the tensor.
-    fn check_len(&self, len: usize, shape: &[usize]) -> Result<()> {
+    pub(crate) fn check_len(&self, len: usize, shape: &[usize]) -> Result<()> {
         let n = shape::element_count(shape)?;
         if len as u64 != n {
             return Err(Error::ShapeMismatch(format!(
@@ -538,6 +538,40 @@ impl Session {
             .write_buffer(t.buffer()?, 0, bytemuck::cast_slice(words));
         self.shared.ledger.count(Exec::Upload(t.byte_length()));
         Ok(t)
+    }
+
+    /// A scalar (shape `[]`) holding `value` in `dtype`.
+    pub fn scalar(&self, value: f64, dtype: DType) -> Result<Tensor> {
+        self.tensor_from_f64(&[value], &[], dtype)
+    }
+
+    /// `[start, start + step, …]` up to but excluding `stop` (TF.js `range`); `INVALID_ARGUMENT` for a
+    /// zero or non-finite step, or an empty range (zero-sized tensors are not supported).
+    pub fn range(&self, start: f64, stop: f64, step: f64, dtype: DType) -> Result<Tensor> {
+        if !(start.is_finite() && stop.is_finite() && step.is_finite()) || step == 0.0 {
+            return Err(Error::InvalidArgument(format!(
+                "range needs finite start, stop and a non-zero step, got {start}, {stop}, {step}"
+            )));
+        }
+        let n = ((stop - start) / step).ceil();
+        if n.is_nan() || n < 1.0 || n > shape::MAX_ELEMENTS as f64 {
+            return Err(Error::InvalidArgument(format!(
+                "range({start}, {stop}, {step}) has {n} elements: it must have between 1 and {}",
+                shape::MAX_ELEMENTS
+            )));
+        }
+        let shape = [n as usize];
+        self.admit_shape(&shape)?;
+        let values = host_vec(n as u64, |i| start + i as f64 * step)?;
+        self.tensor_from_f64(&values, &shape, dtype)
+    }
+
+    /// The `n × n` identity matrix.
+    pub fn eye(&self, n: usize, dtype: DType) -> Result<Tensor> {
+        let shape = [n, n];
+        let count = self.admit_shape(&shape)?;
+        let values = host_vec(count, |i| if i / n == i % n { 1.0 } else { 0.0 })?;
+        self.tensor_from_f64(&values, &shape, dtype)
     }
 
     /// A tensor of zeros.

@@ -58,6 +58,11 @@ fn grids_past_the_workgroup_limit() {
 }
 
 #[test]
+fn matmul_grids_past_the_workgroup_limit() {
+    block_on(edges::matmul_grids_past_the_workgroup_limit(&bounded(1 << 30)));
+}
+
+#[test]
 fn long_tidy_stays_small() {
     block_on(edges::long_tidy_stays_small(&bounded(1 << 30)));
 }

@@ -130,6 +130,7 @@ export async function wrongKinds(Session, Program, telemetry, ledger) {
         if ((w === null || w === undefined) && ['transpose', 'softmax', 'sum', 'mean', 'max', 'min'].includes(name)) continue; // optional
         if (typeof w === 'number' && !Number.isNaN(w) && ['softmax', 'sum', 'mean', 'max', 'min'].includes(name) && i === 0) continue; // an axis
         if (Array.isArray(w) && w.length === 0 && ['sum', 'mean', 'max', 'min'].includes(name) && i === 0) continue; // all axes
+        if (typeof w === 'number' && ['add', 'sub', 'mul', 'div'].includes(name)) continue; // a number operand (NaN too)
         const a = good.slice(); a[i] = w;
         await expectAffon(`tensor.${name}(arg ${i} = ${String(w?.constructor?.name ?? w)})`, () => t[name](...a));
       }
@@ -142,7 +143,7 @@ export async function wrongKinds(Session, Program, telemetry, ledger) {
   for (const [name, good] of Object.entries(sessionArgs)) {
     for (let i = 0; i < good.length; i++) {
       for (const w of wrong) {
-        if (w === null && ((name === 'tensor' && i === 2) || ['zeros', 'ones', 'randomNormal', 'randomUniform'].includes(name) && i === 1 || name === 'fill' && i === 2)) continue; // optional
+        if (w === null && ((name === 'tensor' && (i === 1 || i === 2)) || ['zeros', 'ones', 'randomNormal', 'randomUniform'].includes(name) && i === 1 || name === 'fill' && i === 2)) continue; // optional
         if (name === 'fill' && i === 1 && typeof w === 'number') continue; // any number fills
         if (['randomNormal', 'randomUniform'].includes(name) && i === 1 && w !== null && w.constructor === Object) continue; // {}: defaults
         if (name === 'tidy' && typeof w === 'function') continue;
@@ -163,7 +164,7 @@ export async function wrongKinds(Session, Program, telemetry, ledger) {
     for (let i = 0; i < good.length; i++) {
       for (const w of wrong) {
         if (w === null && ['sum', 'softmax', 'transpose'].includes(name) && i > 0) continue;
-        if (typeof w === 'number' && (name === 'constant' && i === 0 || name === 'sum' && i === 1)) continue; // allowed forms
+        if (typeof w === 'number' && (name === 'constant' && i === 0 || name === 'sum' && i === 1 || name === 'add' && i === 1)) continue; // allowed forms (a number operand)
         if (Array.isArray(w) && w.length === 0 && (['input', 'state'].includes(name) && i === 2 || name === 'sum' && i === 1)) continue; // a scalar; all axes
         if (typeof w === 'string' && ['input', 'state', 'output'].includes(name) && i === 0) continue; // any name
         const q = Program.fromJSON(p.toJSON());

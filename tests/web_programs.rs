@@ -184,6 +184,19 @@ export async function tableOps(session, Program) {
   const ln = x.reshape([1, 4]).layerNorm(session.ones([4]), session.zeros([4]));
   const lv = Array.from(await ln.toArray());
   out.layerNormMean = lv.reduce((p, c) => p + c, 0) / 4;
+  // TF.js creation and readback ergonomics
+  const nested = session.tensor([[1, 2, 3], [4, 5, 6]]);
+  out.nestedShape = nested.shape;
+  out.nestedArray = await nested.array();
+  out.scalarShape = session.tensor(7).shape;
+  out.scalarArray = await session.scalar(2.5).array();
+  out.range = Array.from(await session.range(0, 5, 2).data());
+  out.rangeInt = (await session.range(3, 0, -1, 'int32').data()).constructor.name;
+  out.eye = await session.eye(2).array();
+  out.boolNested = Array.from(await session.tensor([[true, false]], undefined, 'bool').data());
+  try { session.tensor([[1, 2], [3]]); out.ragged = 'no error'; } catch (e) { out.ragged = e.code; }
+  try { session.tensor([[1, 2], 3]); out.ragged2 = 'no error'; } catch (e) { out.ragged2 = e.code; }
+  try { session.range(0, 0); out.emptyRange = 'no error'; } catch (e) { out.emptyRange = e.code; }
   for (const t of [x, y, i, r.y, r.eq, ls]) t.dispose();
   exe.dispose();
   return out;

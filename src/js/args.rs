@@ -306,3 +306,57 @@ impl Data {
             .collect()
     }
 }
+
+/// Nested arrays of numbers/booleans (`[[1, 2], [3, 4]]`) or a plain number: their shape and the
+/// values in row-major order. Ragged nesting (siblings of different lengths or depths) is
+/// `INVALID_ARGUMENT`.
+pub(crate) fn nested(what: &str, v: &JsValue) -> JsResult<(Vec<usize>, Vec<f64>)> {
+    fn walk(
+        what: &str,
+        v: &JsValue,
+        depth: usize,
+        shape: &mut Vec<usize>,
+        out: &mut Vec<f64>,
+    ) -> JsResult<()> {
+        if !js_sys::Array::is_array(v) {
+            if depth != shape.len() {
+                return Err(to_js(invalid_arg!(
+                    "{what}: ragged nesting: a value where an array of {} was expected",
+                    shape[depth]
+                )));
+            }
+            out.push(value(what, v)?);
+            return Ok(());
+        }
+        if depth > 32 {
+            return Err(to_js(invalid_arg!("{what}: nested more than 32 deep")));
+        }
+        let a = js_sys::Array::from(v);
+        let n = a.length() as usize;
+        if depth == shape.len() {
+            if !out.is_empty() {
+                return Err(to_js(invalid_arg!(
+                    "{what}: ragged nesting: an array where a value was expected"
+                )));
+            }
+            shape.push(n);
+        } else if shape[depth] != n {
+            return Err(to_js(invalid_arg!(
+                "{what}: ragged nesting: an array of {n} where its siblings have {}",
+                shape[depth]
+            )));
+        }
+        for x in a.iter() {
+            walk(what, &x, depth + 1, shape, out)?;
+        }
+        Ok(())
+    }
+    let (mut shape, mut out) = (vec![], vec![]);
+    walk(what, v, 0, &mut shape, &mut out)?;
+    Ok((shape, out))
+}
+
+/// Whether `v` is an array with an array inside (nested data).
+pub(crate) fn is_nested(v: &JsValue) -> bool {
+    js_sys::Array::is_array(v) && js_sys::Array::from(v).iter().any(|x| js_sys::Array::is_array(&x))
+}

@@ -249,19 +249,35 @@ impl JsSession {
         Ok(JsSession { inner: Some(session) })
     }
 
-    /// A tensor from a TypedArray (any kind, BigInt arrays included) or number[]; dtype defaults
-    /// to `'float32'`. The shape, the data's length and the room in the pool are checked before
-    /// any of the data is copied.
+    /// A tensor from a TypedArray (any kind, BigInt arrays included), a number[], nested arrays or a
+    /// plain number; dtype defaults to `'float32'`. Without `shape`, nested arrays give their own
+    /// shape (ragged nesting is `INVALID_ARGUMENT`), a TypedArray or flat array is 1-D and a number is
+    /// a scalar. The shape, the data's length and the room in the pool are checked before any of the
+    /// data is copied.
     pub fn tensor(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "TensorData")] data: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "TensorData | NestedData | number")] data: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Shape")] shape: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: JsValue,
     ) -> JsResult<JsTensor> {
         let s = self.open()?;
-        let shape = args::shape("tensor: shape", &shape)?;
         let dtype = args::dtype_or_f32("tensor: dtype", &dtype)?;
+        let given = if shape.is_undefined() || shape.is_null() {
+            None
+        } else {
+            Some(args::shape("tensor: shape", &shape)?)
+        };
+        if data.as_f64().is_some() || data.as_bool().is_some() || args::is_nested(&data) {
+            let (inferred, values) = args::nested("tensor: data", &data)?;
+            let shape = given.unwrap_or(inferred);
+            s.check_len(values.len(), &shape).map_err(to_js)?;
+            return s
+                .tensor_from_f64(&values, &shape, dtype)
+                .map(JsTensor::new)
+                .map_err(to_js);
+        }
         let data = args::Data::of("tensor: data", &data, dtype)?;
+        let shape = given.unwrap_or_else(|| vec![data.len() as usize]);
         let n = s.admit_shape(&shape).map_err(to_js)?;
         if data.len() != n {
             return Err(to_js(Error::ShapeMismatch(format!(
@@ -274,6 +290,48 @@ impl JsSession {
             None => s.tensor_from_f64(&data.values("tensor: data")?, &shape, dtype),
         };
         result.map(JsTensor::new).map_err(to_js)
+    }
+
+    /// A scalar (shape `[]`).
+    pub fn scalar(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number | boolean")] value: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: JsValue,
+    ) -> JsResult<JsTensor> {
+        let s = self.open()?;
+        let v = args::value("scalar: value", &value)?;
+        let dtype = args::dtype_or_f32("scalar: dtype", &dtype)?;
+        s.scalar(v, dtype).map(JsTensor::new).map_err(to_js)
+    }
+
+    /// `[start, start + step, …)` below `stop` (TF.js `range`).
+    pub fn range(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] start: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] stop: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] step: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: JsValue,
+    ) -> JsResult<JsTensor> {
+        let s = self.open()?;
+        let (a, b) = (
+            args::number("range: start", &start)?,
+            args::number("range: stop", &stop)?,
+        );
+        let step = args::number_or("range: step", &step, 1.0)?;
+        let dtype = args::dtype_or_f32("range: dtype", &dtype)?;
+        s.range(a, b, step, dtype).map(JsTensor::new).map_err(to_js)
+    }
+
+    /// The `n × n` identity matrix.
+    pub fn eye(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] n: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: JsValue,
+    ) -> JsResult<JsTensor> {
+        let s = self.open()?;
+        let n = args::shape("eye: n", &js_sys::Array::of1(&n))?[0];
+        let dtype = args::dtype_or_f32("eye: dtype", &dtype)?;
+        s.eye(n, dtype).map(JsTensor::new).map_err(to_js)
     }
 
     /// A tensor of zeros.

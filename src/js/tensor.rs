@@ -116,6 +116,19 @@ fn typed_array(dtype: DType, view: &wgpu::BufferView) -> JsValue {
     }
 }
 
+/// Nested arrays of `shape` over the flat values, from element `*at`.
+fn nest(flat: &js_sys::Array, shape: &[usize], depth: usize, at: &mut u32) -> JsValue {
+    if depth == shape.len() {
+        *at += 1;
+        return flat.get(*at - 1);
+    }
+    let out = js_sys::Array::new();
+    for _ in 0..shape[depth] {
+        out.push(&nest(flat, shape, depth + 1, at));
+    }
+    out.into()
+}
+
 #[wasm_bindgen(js_class = Tensor)]
 impl JsTensor {
     /// The dimensions as a plain `number[]`; `[]` is a scalar.
@@ -182,6 +195,21 @@ impl JsTensor {
     #[wasm_bindgen(js_name = toArray, unchecked_return_type = "AnyTypedArray")]
     pub async fn to_array_alias(&self) -> JsResult<JsValue> {
         self.to_array().await
+    }
+
+    /// Alias of `to_array()` (TF.js `data()`).
+    #[wasm_bindgen(unchecked_return_type = "AnyTypedArray")]
+    pub async fn data(&self) -> JsResult<JsValue> {
+        self.to_array().await
+    }
+
+    /// The values as nested `number[]` arrays of the tensor's shape (a number for a scalar), as
+    /// TF.js `array()`.
+    #[wasm_bindgen(unchecked_return_type = "NestedArray")]
+    pub async fn array(&self) -> JsResult<JsValue> {
+        let flat = self.to_array().await?;
+        let shape = self.live()?.shape().to_vec();
+        Ok(nest(&js_sys::Array::from(&flat), &shape, 0, &mut 0))
     }
 
     /// Releases the storage to the pool. Idempotent; the handle stays readable.

@@ -19,6 +19,10 @@ export type AnyTypedArray = Float32Array | Int32Array | Uint32Array | Uint8Array
 /** Tensor data: a TypedArray, or an array of numbers (booleans for `bool`). */
 export type TensorData = Float32Array | Float64Array | Int32Array | Uint32Array | Int16Array | Uint16Array
   | Int8Array | Uint8Array | Uint8ClampedArray | ReadonlyArray<number | boolean>;
+/** Nested arrays of numbers (or booleans), as TF.js accepts them. */
+export type NestedData = number | boolean | NestedData[];
+/** What `array()` resolves to: nested `number[]` of the tensor's shape, a number for a scalar. */
+export type NestedArray = number | NestedArray[];
 /** Axes of a reduction: one axis or several (negative counts from the end); all when omitted. */
 export type Axes = number | number[];
 

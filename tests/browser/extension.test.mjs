@@ -93,6 +93,16 @@ test('panel.html in the extension renders a live page through chrome.devtools.in
   const data = await panel.evaluate(() => ({ kind: window.affonPanel.source.kind, live: window.affonPanel.timeline.live }));
   assert.equal(data.kind, 'devtools');
   assert.ok(data.live.at(-1) > data.live[0], `live ${data.live[0]} → ${data.live.at(-1)}`);
+  // The session filter lists the inspected page's sessions; a trace is recorded there through the same eval.
+  const sessions = await panel.locator('select[data-role="session"] option').evaluateAll((os) => os.map((o) => o.value));
+  assert.deepEqual(sessions, ['', 'demo']);
+  await panel.click('button[data-action="trace"]');
+  await panel.waitForFunction(() => window.affonPanel.tracing);
+  await panel.waitForTimeout(500);
+  const [download] = await Promise.all([panel.waitForEvent('download'), panel.click('button[data-action="trace"]')]);
+  assert.match(download.suggestedFilename(), /^affon-trace-.*\.json$/);
+  const trace = JSON.parse(fs.readFileSync(await download.path(), 'utf8'));
+  assert.ok(trace.traceEvents.some((e) => e.ph === 'C' && e.name === 'memory demo' && e.args.live_bytes > 0), 'counter track of session demo');
   await panel.screenshot({ path: 'test-output/extension-panel-stubbed.png', fullPage: true });
   assert.deepEqual(errors, []);
   assert.deepEqual(pageErrors, []);

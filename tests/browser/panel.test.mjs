@@ -198,3 +198,128 @@ test('captured baseline / warm / steady: comparison, verdict, report and timelin
   await stop(page);
   assert.deepEqual(errors, []);
 });
+
+/** A workload the page does not list: the tidy square loop, plus a table of 16 tensors built once when asked. */
+async function boundedCache(page) {
+  await page.evaluate(() => window.affonDemo.workloads.push({
+    id: 'bounded-cache',
+    title: 'a lookup table built once (bounded)',
+    expect: 'steady',
+    pattern: 'the tidy square loop; once, a table of 16 squares is built and kept for reuse',
+    code: 'loop: if (build && !table.length) table = 16 × a.square(); session.tidy(() => a.square());',
+    setup(session) { return { session, a: session.randomNormal([64, 1024], { seed: 1 }), table: [], build: false }; },
+    iterate(ctx) {
+      if (ctx.build && !ctx.table.length) for (let k = 0; k < 16; k++) ctx.table.push(ctx.a.square());
+      ctx.session.tidy(() => { ctx.a.square(); });
+    },
+    release(ctx) { for (const t of ctx.table.splice(0)) t.dispose(); ctx.a.dispose(); return 'disposed the table and a'; },
+    context: { program: 'eager square in tidy + a table', inputs: [{ name: 'a', shape: [64, 1024], dtype: 'float32' }] },
+  }));
+  await page.evaluate(() => document.querySelector('#workload').add(new Option('a lookup table built once (bounded)', 'bounded-cache')));
+  await run(page, 'bounded-cache');
+}
+
+test('a table built once: still steady, and the bounded growth is listed as a finding under the verdict', async () => {
+  const { page, errors } = await demo();
+  await boundedCache(page);
+  await verdict(page, 'steady');
+  await page.evaluate(() => { window.affonDemo.runner.ctx.build = true; });
+  // The rise stops at once: inside the window it is a stopped rise, not a sustained one.
+  const seen = await page.waitForFunction(() => {
+    const v = document.querySelector('#memory-panel .ap-verdict');
+    const li = v?.querySelector('.ap-findings li[data-kind="bounded-growth"]');
+    if (!li) return null;
+    return {
+      verdict: v.dataset.verdict,
+      kinds: [...v.querySelectorAll('.ap-findings li')].map((x) => x.dataset.kind),
+      tag: li.querySelector('.ap-kind')?.textContent,
+      text: li.textContent,
+      findings: window.affonDemo.panel.diagnosis.findings,
+    };
+  }, null, { timeout: 30_000 }).then((h) => h.jsonValue());
+  assert.equal(seen.verdict, 'steady', JSON.stringify(seen));
+  assert.equal(seen.tag, 'bounded-growth');
+  assert.match(seen.text, /live bytes rose by 4\.0 MiB .*stopped/);
+  assert.deepEqual(seen.kinds, seen.findings.map((f) => f.kind), 'one item per finding, in order');
+  await page.screenshot({ path: 'test-output/panel-bounded.png', fullPage: true });
+  await stop(page);
+  assert.deepEqual(errors, []);
+});
+
+test('session filter: lists the sessions; one session leaking does not change the verdict on the other', async () => {
+  const { page, errors } = await demo();
+  await run(page, 'square-tidy');
+  await verdict(page, 'steady');
+  await page.evaluate(async () => {
+    const { Session } = await import('../pkg/affon.js');
+    const side = await Session.create({ label: 'side' });
+    const kept = [];
+    window.sideLeak = { side, kept, timer: setInterval(() => kept.push(side.zeros([16, 1024])), 20) };
+  });
+  await verdict(page, 'ownership-leak'); // all sessions: the side session's leak decides
+  const select = '#memory-panel select[data-role="session"]';
+  const options = await page.locator(`${select} option`).evaluateAll((os) => os.map((o) => [o.value, o.textContent]));
+  assert.deepEqual(options, [['', 'all sessions'], ['demo', 'demo'], ['side', 'side']]);
+
+  const judged = (label, v) => page.waitForFunction(([l, want]) => {
+    const p = window.affonDemo.panel;
+    return p.diagnosis?.session === l && p.diagnosis.verdict === want && p.root.dataset.verdict === want;
+  }, [label, v], { timeout: 15_000 });
+  await page.selectOption(select, 'demo');
+  await judged('demo', 'steady');
+  const demoView = await page.evaluate(() => ({
+    origins: [...document.querySelectorAll('#memory-panel .ap-origins tbody tr[data-origin]')].map((r) => r.dataset.origin),
+    pools: [...document.querySelectorAll('#memory-panel .ap-pool')].map((p) => p.dataset.session),
+    live: window.affonDemo.panel.timeline.live.slice(-3),
+  }));
+  assert.deepEqual(demoView.origins, ['randomNormal'], 'only the demo session\'s storage');
+  assert.deepEqual(demoView.pools, ['demo']);
+  assert.deepEqual(demoView.live, [KIB256, KIB256, KIB256], 'the timeline is the demo session\'s');
+  await page.screenshot({ path: 'test-output/panel-session-filter.png', fullPage: true });
+
+  await page.selectOption(select, 'side');
+  await judged('side', 'ownership-leak');
+  const side = await page.evaluate(() => window.affonDemo.panel.diagnosis);
+  assert.deepEqual(side.grownOrigins, ['zeros']);
+  assert.equal(await page.locator('#memory-panel tr.ap-grown-row[data-origin="zeros"]').count(), 1);
+
+  await page.selectOption(select, '');
+  await judged(undefined, 'ownership-leak');
+  await page.evaluate(() => {
+    const { side: s, kept, timer } = window.sideLeak;
+    clearInterval(timer);
+    for (const t of kept) t.dispose();
+    s.dispose();
+  });
+  await stop(page);
+  assert.deepEqual(errors, []);
+});
+
+test('export trace: records in the page and downloads Chrome Trace Event JSON', async () => {
+  const { page, errors } = await demo();
+  await run(page, 'square-tidy', 100);
+  const button = page.locator('#memory-panel button[data-action="trace"]');
+  assert.equal(await button.textContent(), 'record trace');
+  await button.click();
+  await page.waitForFunction(() => window.affonDemo.panel.tracing);
+  assert.equal(await button.textContent(), 'stop & export trace');
+  await page.waitForTimeout(1000);
+  const [download] = await Promise.all([page.waitForEvent('download'), button.click()]);
+  assert.match(download.suggestedFilename(), /^affon-trace-.*\.json$/);
+  const trace = JSON.parse(fs.readFileSync(await download.path(), 'utf8'));
+  assert.ok(Array.isArray(trace.traceEvents), 'traceEvents is an array');
+  assert.ok(trace.traceEvents.length > 10, `${trace.traceEvents.length} events`);
+  for (const e of trace.traceEvents) {
+    assert.ok(e && typeof e === 'object' && !Array.isArray(e), JSON.stringify(e));
+    assert.equal(typeof e.name, 'string');
+    assert.equal(typeof e.ph, 'string');
+    for (const k of ['ts', 'pid', 'tid']) assert.equal(typeof e[k], 'number', `${k} of ${JSON.stringify(e)}`);
+  }
+  const counters = trace.traceEvents.filter((e) => e.ph === 'C' && e.args?.live_bytes !== undefined);
+  assert.ok(counters.length > 0, 'live-bytes counter events');
+  assert.equal(await button.textContent(), 'record trace');
+  assert.equal(await page.evaluate(() => window.affonDemo.panel.tracing), false);
+  fs.writeFileSync('test-output/panel-trace.json', JSON.stringify(trace));
+  await stop(page);
+  assert.deepEqual(errors, []);
+});

@@ -244,18 +244,27 @@ pub async fn assignments_read_old_values(s: &Session) {
     assert_eq!(plan.peak_bytes, 24);
 }
 
-/// Element counts past 65,535 × 256 (a 2-D grid) and matmuls past 65,535 workgroups per dimension
-/// run, split into several grids or dispatches, against values computed here.
+/// Element counts past 65,535 × 256 (a 2-D grid of elementwise and of reduction workgroups) run,
+/// against values computed here.
 pub async fn grids_past_the_workgroup_limit(s: &Session) {
-    let n = 65_535 * 256 + 3; // 16,776,963 elements: 65,536 workgroups of 256
+    let n = 1usize << 24; // 16,777,216 elements: 65,536 workgroups of 256, a 2-D grid
     let x = s.fill(&[n], 1.5, DType::Float32).unwrap();
     let y = x.mul(&x).unwrap();
-    // min = max = 2.25: every element was written (a fresh buffer holds zeros), the last included
-    let lo = y.min(&[], false).unwrap().item_f64().await.unwrap();
-    let hi = y.max(&[], false).unwrap().item_f64().await.unwrap();
-    assert_eq!((lo, hi), (2.25, 2.25));
-    drop((x, y));
-    // A batch of 65,537 [1,1]×[1,2] products: more than 65,535 workgroups along z.
+    // every row's max and min are 2.25: every element was written (a fresh buffer holds zeros), the
+    // last included; 65,536 rows is a 2-D grid of reduction workgroups too
+    let rows = y.reshape(&[1 << 16, 256]).unwrap();
+    let hi = rows.max(&[1], false).unwrap().read::<f32>().await.unwrap();
+    let lo = rows.min(&[1], false).unwrap().read::<f32>().await.unwrap();
+    assert_eq!(hi.len(), 1 << 16);
+    assert!(hi.iter().chain(&lo).all(|&v| v == 2.25), "every element is 1.5²");
+    drop((x, y, rows));
+}
+
+/// Matmuls past 65,535 workgroups per dimension: a batch of 65,537 products (z) and one row of
+/// 65,535 × 64 + 5 columns (x), split into several dispatches, against values computed here. (Run
+/// natively: on SwiftShader's 2 cores 65,537 workgroups of 256 threads take longer than a test may.)
+pub async fn matmul_grids_past_the_workgroup_limit(s: &Session) {
+    // a batch of 65,537 [1,1]×[1,2] products: more than 65,535 workgroups along z
     let batch = 65_537usize;
     let a: Vec<f32> = (0..batch).map(|i| (i % 7) as f32).collect();
     let b: Vec<f32> = (0..batch * 2).map(|i| (i % 5) as f32 - 2.0).collect();
