@@ -87,6 +87,13 @@ export async function jsSeries(Session, telemetry) {
   out.traceHasCounter = trace.traceEvents.some((e) => e.ph === 'C' && e.name === 'memory js-series-b');
   leaked.forEach((t) => t.dispose());
   a.dispose(); b.dispose();
+  // a Session handle collected (free() runs the same Drop as the GC's finalizer) while its tensor is
+  // still used: the session stays open for it, nothing is disposed behind the user's back
+  const c = await Session.create({ label: 'collected' });
+  const ct = c.ones([4]);
+  c.free();
+  out.afterCollect = Array.from(await ct.square().toArray()).join();
+  ct.dispose();
   return out;
 }
 "#)]
@@ -125,6 +132,11 @@ async fn js_watch_by_session_samples_and_trace() {
     assert_eq!(text("badSamples"), "INVALID_ARGUMENT");
     assert_eq!(text("badSession"), "INVALID_ARGUMENT");
     assert_eq!(text("duplicateLabel"), "INVALID_ARGUMENT");
+    assert_eq!(
+        text("afterCollect"),
+        "1,1,1,1",
+        "a collected Session handle leaves its tensors working"
+    );
     for k in ["traceOk", "traceHasReadback", "traceHasCounter"] {
         assert_eq!(get(k).as_bool(), Some(true), "{k}");
     }

@@ -277,16 +277,14 @@ impl JsTensor {
         #[wasm_bindgen(js_name = transposeA, unchecked_optional_param_type = "boolean")] transpose_a: JsValue,
         #[wasm_bindgen(js_name = transposeB, unchecked_optional_param_type = "boolean")] transpose_b: JsValue,
     ) -> JsResult<JsTensor> {
+        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
         let ta = args::bool_or("matmul: transposeA", &transpose_a, false)?;
         let tb = args::bool_or("matmul: transposeB", &transpose_b, false)?;
         if !ta && !tb {
             return self.op(Op::MatMul, &[("other", &other)]);
         }
         let b = args::tensor("matmul: argument 'other'", &other)?;
-        self.live()?
-            .matmul_t(&b, ta, tb)
-            .map(JsTensor::new)
-            .map_err(to_js)
+        t.matmul_t(&b, ta, tb).map(JsTensor::new).map_err(to_js)
     }
 
     /// Layer normalisation over the last axis: `(x − mean) / √(var + ε) · gamma + beta`.
@@ -297,13 +295,11 @@ impl JsTensor {
         #[wasm_bindgen(unchecked_param_type = "Tensor")] beta: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "number")] epsilon: JsValue,
     ) -> JsResult<JsTensor> {
+        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
         let g = args::tensor("layerNorm: gamma", &gamma)?;
         let b = args::tensor("layerNorm: beta", &beta)?;
         let eps = args::number_or("layerNorm: epsilon", &epsilon, 1e-5)?;
-        self.live()?
-            .layer_norm(&g, &b, eps)
-            .map(JsTensor::new)
-            .map_err(to_js)
+        t.layer_norm(&g, &b, eps).map(JsTensor::new).map_err(to_js)
     }
 
     /// Batch normalisation with given statistics (parameters broadcast; NHWC: per channel).
@@ -316,12 +312,12 @@ impl JsTensor {
         #[wasm_bindgen(unchecked_optional_param_type = "Tensor")] scale: JsValue,
         #[wasm_bindgen(js_name = varianceEpsilon, unchecked_optional_param_type = "number")] epsilon: JsValue,
     ) -> JsResult<JsTensor> {
+        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
         let m = args::tensor("batchNorm: mean", &mean)?;
         let v = args::tensor("batchNorm: variance", &variance)?;
         let o = args::opt_tensor("batchNorm: offset", &offset)?;
         let sc = args::opt_tensor("batchNorm: scale", &scale)?;
         let eps = args::number_or("batchNorm: varianceEpsilon", &epsilon, 1e-3)?;
-        let t = self.live()?;
         t.batch_norm(&m, &v, o.as_deref(), sc.as_deref(), eps)
             .map(JsTensor::new)
             .map_err(to_js)
@@ -375,8 +371,9 @@ impl JsTensor {
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "number")] alpha: JsValue,
     ) -> JsResult<JsTensor> {
+        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
         let alpha = args::number_or("leakyRelu: alpha", &alpha, 0.2)?;
-        self.live()?.leaky_relu(alpha).map(JsTensor::new).map_err(to_js)
+        t.leaky_relu(alpha).map(JsTensor::new).map_err(to_js)
     }
 
     /// Clamps every element to `[min, max]`.
@@ -386,14 +383,12 @@ impl JsTensor {
         #[wasm_bindgen(unchecked_param_type = "number")] min: JsValue,
         #[wasm_bindgen(unchecked_param_type = "number")] max: JsValue,
     ) -> JsResult<JsTensor> {
+        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
         let (lo, hi) = (
             args::value("clipByValue: min", &min)?,
             args::value("clipByValue: max", &max)?,
         );
-        self.live()?
-            .clip_by_value(lo, hi)
-            .map(JsTensor::new)
-            .map_err(to_js)
+        t.clip_by_value(lo, hi).map(JsTensor::new).map_err(to_js)
     }
 
     /// `log Σ exp(x)` over `axes` (all when absent), computed stably.
@@ -403,12 +398,10 @@ impl JsTensor {
         #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
         #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: JsValue,
     ) -> JsResult<JsTensor> {
+        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
         let axes = args::axes("logSumExp: axes", &axes)?;
         let keep = args::bool_or("logSumExp: keepDims", &keep_dims, false)?;
-        self.live()?
-            .log_sum_exp(&axes, keep)
-            .map(JsTensor::new)
-            .map_err(to_js)
+        t.log_sum_exp(&axes, keep).map(JsTensor::new).map_err(to_js)
     }
 
     /// `x − logSumExp(x)` along `axis` (default -1), computed stably.
@@ -417,8 +410,9 @@ impl JsTensor {
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
     ) -> JsResult<JsTensor> {
+        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
         let axis = args::int_or("logSoftmax: axis", &axis, -1)?;
-        self.live()?.log_softmax(axis).map(JsTensor::new).map_err(to_js)
+        t.log_softmax(axis).map(JsTensor::new).map_err(to_js)
     }
 
     /// A new axis of size 1 at `axis` (default 0).
@@ -427,8 +421,9 @@ impl JsTensor {
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
     ) -> JsResult<JsTensor> {
+        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
         let axis = args::int_or("expandDims: axis", &axis, 0)?;
-        self.live()?.expand_dims(axis).map(JsTensor::new).map_err(to_js)
+        t.expand_dims(axis).map(JsTensor::new).map_err(to_js)
     }
 
     /// Removes `axes` (each of size 1), or every axis of size 1.
@@ -436,11 +431,9 @@ impl JsTensor {
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
     ) -> JsResult<JsTensor> {
+        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
         let axes = args::axes("squeeze: axes", &axes)?;
-        self.live()?
-            .squeeze(Some(&axes))
-            .map(JsTensor::new)
-            .map_err(to_js)
+        t.squeeze(Some(&axes)).map(JsTensor::new).map_err(to_js)
     }
 
     /// Whether every element of a bool tensor over `axes` is true.
@@ -449,9 +442,10 @@ impl JsTensor {
         #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
         #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: JsValue,
     ) -> JsResult<JsTensor> {
+        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
         let axes = args::axes("all: axes", &axes)?;
         let keep = args::bool_or("all: keepDims", &keep_dims, false)?;
-        self.live()?.all(&axes, keep).map(JsTensor::new).map_err(to_js)
+        t.all(&axes, keep).map(JsTensor::new).map_err(to_js)
     }
 
     /// Whether any element of a bool tensor over `axes` is true.
@@ -460,8 +454,9 @@ impl JsTensor {
         #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
         #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: JsValue,
     ) -> JsResult<JsTensor> {
+        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
         let axes = args::axes("any: axes", &axes)?;
         let keep = args::bool_or("any: keepDims", &keep_dims, false)?;
-        self.live()?.any(&axes, keep).map(JsTensor::new).map_err(to_js)
+        t.any(&axes, keep).map(JsTensor::new).map_err(to_js)
     }
 }

@@ -42,11 +42,12 @@ async function stop(page) {
   await page.click('#release');
 }
 
-test('leaky square loop: live bytes rise, verdict ownership-leak naming square, within 10 s', async () => {
+test('leaky square loop: live bytes rise, verdict ownership-leak naming square, within 10 s', async (t) => {
   const { page, errors } = await demo();
   const started = await run(page, 'square-leak');
   await verdict(page, 'ownership-leak');
   const seconds = (Date.now() - started) / 1000;
+  t.diagnostic(`verdict after ${seconds} s`);
   assert.ok(seconds < 10, `verdict after ${seconds} s`);
   await page.waitForTimeout(1500); // a few more polls for the series and the screenshot
 
