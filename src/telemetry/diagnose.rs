@@ -363,7 +363,12 @@ fn judge(
             ),
         );
     }
-    for &(delta, v) in growths.iter().filter(|(_, v)| *v != decided || leak) {
+    // under a leak, a peak that rose by no more than live bytes is the leak itself, not larger shapes
+    let peak_is_leak = |v: Verdict| leak && v == Verdict::ShapeGrowth && peak.delta <= live.delta;
+    for &(delta, v) in growths
+        .iter()
+        .filter(|(_, v)| (*v != decided || leak) && !peak_is_leak(*v))
+    {
         let (kind, what) = match v {
             Verdict::ShapeGrowth => ("shape-growth", "the peak (larger shapes)"),
             Verdict::PoolRetention => ("pool-growth", "the pool"),
@@ -388,12 +393,21 @@ fn judge(
         && pool_moved > 0.0
         && !growths.iter().any(|g| g.1 == Verdict::PoolRetention)
     {
+        // say which test it failed
+        let why = if pool_moved < POOL_FLOOR {
+            "below the 64 KiB floor".to_string()
+        } else if pool.delta > 0.0 && pool_t != Trend::Sustained {
+            "it did not keep growing through the window".to_string()
+        } else if pool.delta > 0.0 {
+            format!("not material against its size ({}) and swing", fmt_bytes(a.pool))
+        } else {
+            format!("within 1.5× the working set ({})", fmt_bytes(working))
+        };
         find(
             "pool-warm-up",
             format!(
-                "the pool grew by {} (size-class rounding and cached buffers): not material against its size ({}) or the 64 KiB floor",
-                fmt_bytes(pool_moved),
-                fmt_bytes(a.pool)
+                "the pool grew by {} (size-class rounding and cached buffers): not counted, {why}",
+                fmt_bytes(pool_moved)
             ),
         );
     }

@@ -46,9 +46,13 @@ export function metric(records, scope, name) {
   return records?.find((r) => r.scope === scope && r.name === name && !r.labels)?.value;
 }
 
-/** Process-wide and per-origin records only: what `diagnose` reads (per-session records dropped). */
-export function processRecords(records) {
-  return (records ?? []).filter((r) => !r.labels || r.labels.origin !== undefined);
+/**
+ * `scope/name` of one session (its `{session}` record), or the process-wide record when `session`
+ * is null. Runtime memory cannot be attributed to a session: it is always the process's.
+ */
+export function figure(records, scope, name, session = null) {
+  if (session == null || scope === 'runtime.memory') return metric(records, scope, name);
+  return records?.find((r) => r.scope === scope && r.name === name && r.labels?.session === session && r.labels.origin === undefined)?.value;
 }
 
 export function csv(rows) {

@@ -6,11 +6,12 @@
 //   + { version, hookId, iteration, context }             added here
 //
 // `iteration` is the current value of affon's iteration counter (what liveTensors' `oldestIteration`
-// is measured against). The hook's snapshot has no such field, so `pageSide`, the first time it runs
-// in a page, wraps `telemetry.nextIteration` to remember the value it returns and advances the
-// counter once to learn its current value; a hook that reports `iteration` itself wins. (Iterations
-// that `telemetry.watch` advances inside the library are not seen.) `context` is whatever the page put in `__AFFON_DEVTOOLS_HOOK__.reportContext`
-// (program, inputs, pattern) for exported reports.
+// is measured against): the hook's snapshot reports it (`telemetry.iteration()`). With an older
+// affon, whose snapshot has no such field, `pageSide`, the first time it runs in a page, wraps
+// `telemetry.nextIteration` to remember the value it returns and advances the counter once to learn
+// its current value. `context` is whatever the page put in `__AFFON_DEVTOOLS_HOOK__.reportContext`
+// (program, inputs, pattern) for exported reports. `startTrace` / `stopTrace` run the page's
+// `telemetry.startTrace()` / `stopTrace()` (a Chrome Trace Event JSON object comes back).
 
 /**
  * Runs in the inspected page. Self-contained: its source text is evaluated there by the DevTools
@@ -25,16 +26,18 @@ export function pageSide(op, arg) {
     Object.defineProperty(hook, '__panelState', { value: state, enumerable: false });
     const t = hook.telemetry;
     const next = t.nextIteration;
-    try {
-      t.nextIteration = function nextIteration() {
-        const v = next.apply(this, arguments);
-        state.iteration = v;
-        return v;
-      };
-      // The counter cannot be read without advancing it: advance it once, now, to learn its value
-      // (ages stay relative, so one extra step changes nothing a user reads).
-      state.iteration = next.call(t);
-    } catch { /* a frozen class: ages stay unknown */ }
+    if (typeof t.iteration !== 'function') {
+      try {
+        t.nextIteration = function nextIteration() {
+          const v = next.apply(this, arguments);
+          state.iteration = v;
+          return v;
+        };
+        // The counter cannot be read without advancing it: advance it once, now, to learn its
+        // value (ages stay relative, so one extra step changes nothing a user reads).
+        state.iteration = next.call(t);
+      } catch { /* a frozen class: ages stay unknown */ }
+    }
   }
   switch (op) {
     case 'snapshot': {
@@ -50,6 +53,8 @@ export function pageSide(op, arg) {
     case 'diagnose': return hook.telemetry.diagnose(arg);
     case 'report': return hook.telemetry.report(arg);
     case 'resetPeak': hook.telemetry.resetPeak(); return true;
+    case 'startTrace': hook.telemetry.startTrace(); return true;
+    case 'stopTrace': return hook.telemetry.stopTrace();
     default: throw new Error(`affon panel: unknown operation ${op}`);
   }
 }
@@ -61,6 +66,8 @@ function api(kind, call) {
     diagnose: (input) => call('diagnose', input),
     report: (context) => call('report', context),
     resetPeak: () => call('resetPeak'),
+    startTrace: () => call('startTrace'),
+    stopTrace: () => call('stopTrace'),
   };
 }
 

@@ -1,6 +1,42 @@
-// The panel's views as HTML strings: verdict banner, evidence, live tensors by origin, pool by size
-// class, and the baseline / warm / steady comparison. Pure functions of the data they are given.
-import { bytes, num, esc, firstFrame, trimUrls, metric, byUnit } from './format.js';
+// The panel's views as HTML strings: verdict banner and its findings, evidence, live tensors by
+// origin (all sessions or one), pool by size class, the session filter's options, and the baseline /
+// warm / steady comparison. Pure functions of the data they are given.
+import { bytes, num, esc, firstFrame, trimUrls, figure, byUnit } from './format.js';
+
+/** The panel's skeleton: header controls and the cards the views fill (`data-role`). */
+export const PANEL_TEMPLATE = `
+<header class="ap-header">
+  <h2>affon memory</h2>
+  <span class="ap-status" data-role="status">starting…</span>
+  <span class="ap-spacer"></span>
+  <label class="ap-field" title="judge and show one session's figures (its labelled records) instead of the process's">session
+    <select data-role="session" name="ap-session"><option value="">all sessions</option></select></label>
+  <label class="ap-field" title="iterations between the warm snapshot and now">window
+    <input data-role="window" name="ap-window" type="number" min="2" max="10000" step="1"> it</label>
+  <button data-action="pause">pause</button>
+  <button data-action="reset" title="new baseline now (resets the peak gauges) and a fresh timeline">reset window</button>
+  <button data-action="trace" data-role="trace" title="records a Chrome trace in the page (telemetry.startTrace); click again to stop and download it for Perfetto or chrome://tracing">record trace</button>
+</header>
+<div data-role="verdict"></div>
+<div class="ap-grid">
+  <section class="ap-card ap-span2"><h3>Timeline</h3><div data-role="charts" class="ap-charts"></div></section>
+  <section class="ap-card ap-span2"><h3>Live tensors by origin</h3><div data-role="origins"></div></section>
+  <section class="ap-card"><h3>Rolling diagnosis — evidence</h3><div data-role="evidence"></div></section>
+  <section class="ap-card"><h3>Pool by size class</h3><div data-role="pools" class="ap-scroll"></div></section>
+  <section class="ap-card ap-span2"><h3>Snapshots: baseline / warm / steady</h3>
+    <div class="ap-buttons">
+      <button data-capture="baseline" title="resets the peak gauges, then snapshots">capture baseline</button>
+      <button data-capture="warm">capture warm</button>
+      <button data-capture="steady">capture steady</button>
+      <button data-action="clear-captures">clear</button>
+      <span class="ap-spacer"></span>
+      <button data-action="export-report">export report (JSON)</button>
+      <button data-action="export-csv">export timeline (CSV)</button>
+      <button data-action="export-json">timeline (JSON)</button>
+    </div>
+    <div data-role="compare"></div>
+  </section>
+</div>`;
 
 export const ADVICE = {
   'ownership-leak': 'Live tensor bytes rise every iteration: something keeps outputs, states or executables, or never disposes them. Dispose them, or wrap the loop body in session.tidy().',
@@ -70,9 +106,42 @@ export function verdictView(w) {
       <span class="ap-rate">${esc(headline(d))}</span>${sub}</div>
     ${grown ? `<div class="ap-leaks"><span class="ap-label">growing:</span><ul class="ap-grown">${grown}</ul></div>` : ''}
     <p class="ap-summary">${esc(d.summary)}</p>
+    ${findingsView(d)}
     <p class="ap-advice">${esc(ADVICE[d.verdict] ?? '')}</p>
     <p class="ap-window">${esc(w.windowText ?? '')}</p>
   </section>`;
+}
+
+/** What moved without deciding the verdict (`diagnosis.findings`): kind and sentence, one a line. */
+export function findingsView(d) {
+  const items = (d?.findings ?? []).map((f) => `<li data-kind="${esc(f.kind)}"><span class="ap-tag ap-kind">${esc(f.kind)}</span> ${esc(f.summary)}</li>`);
+  if (!items.length) return '';
+  return `<div class="ap-findings"><span class="ap-label" title="moved, but did not decide the verdict">also seen:</span><ul>${items.join('')}</ul></div>`;
+}
+
+/** The session filter's `<option>`s: all sessions, each live session's label, and `selected` if it is gone. */
+export function sessionOptions(pools, selected) {
+  const labels = [...new Set((pools ?? []).map((p) => p.session))];
+  if (selected && !labels.includes(selected)) labels.push(selected);
+  return `<option value="">all sessions</option>${labels.map((l) => `<option value="${esc(l)}">${esc(l)}${(pools ?? []).some((p) => p.session === l) ? '' : ' (gone)'}</option>`).join('')}`;
+}
+
+/**
+ * Live storage of one session by origin, from its `{session, origin}` records. Count, age,
+ * forgotten handles and stack come from the process-wide group of the same origin (the page's
+ * `liveTensors()`), as they are when the whole group is this session's; when other sessions hold
+ * storage of that origin too (`shared`), the count and forgotten handles are unknown and the age and
+ * stack are the process's oldest.
+ */
+export function sessionGroups(groups, records, session) {
+  return (records ?? [])
+    .filter((r) => r.scope === 'compute.storage' && r.name === 'live_bytes_by_origin' && r.labels?.session === session && r.value > 0)
+    .map((r) => {
+      const g = (groups ?? []).find((x) => x.origin === r.labels.origin);
+      const own = g?.bytes === r.value;
+      return { ...g, origin: r.labels.origin, bytes: r.value, count: own ? g.count : null, forgotten: own ? g.forgotten : null, shared: !own };
+    })
+    .sort((x, y) => y.bytes - x.bytes);
 }
 
 /** `compute.storage/live_bytes` → `live_bytes`; `origin:square` → `origin square`. */
@@ -94,7 +163,7 @@ export function evidenceView(diag) {
 }
 
 /** Live tensors grouped by origin; `open` is the set of origins whose stack is expanded. */
-export function originsView(groups, { iteration, grown = [], diag, open = new Set(), forgotten } = {}) {
+export function originsView(groups, { iteration, grown = [], diag, open = new Set(), forgotten, session } = {}) {
   const total = (groups ?? []).reduce((s, g) => s + g.bytes, 0);
   const rows = (groups ?? []).slice(0, 60).map((g) => {
     const isGrown = grown.includes(g.origin);
@@ -103,16 +172,19 @@ export function originsView(groups, { iteration, grown = [], diag, open = new Se
     const stack = g.stack
       ? `<details data-origin="${esc(g.origin)}"${open.has(g.origin) ? ' open' : ''}><summary>${esc(firstFrame(g.stack))}</summary><pre>${esc(trimUrls(g.stack))}</pre></details>`
       : '<span class="ap-muted">— (captureStacks off)</span>';
-    const age = iteration == null ? '—' : num(iteration - g.oldestIteration);
+    const age = iteration == null || g.oldestIteration == null ? '—' : num(iteration - g.oldestIteration);
+    const shared = g.shared ? ' <span class="ap-tag" title="other sessions hold storage of this origin too: count unknown, age and stack are the oldest of all">shared</span>' : '';
     return `<tr class="${isGrown ? 'ap-grown-row' : ''}" data-origin="${esc(g.origin)}">
-      <td class="ap-origin-cell">${esc(g.origin)} ${rate}</td><td class="num">${num(g.count)}</td><td class="num">${bytes(g.bytes)}</td>
+      <td class="ap-origin-cell">${esc(g.origin)} ${rate}${shared}</td><td class="num">${num(g.count)}</td><td class="num">${bytes(g.bytes)}</td>
       <td class="num">${age}</td><td class="num ${g.forgotten ? 'ap-up' : ''}">${num(g.forgotten)}</td><td class="ap-stack">${stack}</td></tr>`;
   }).join('');
   const f = forgotten ?? { handles: 0, tensors: 0, bytes: 0 };
+  const count = (groups ?? []).some((g) => g.count == null) ? null : (groups ?? []).reduce((s, g) => s + g.count, 0);
   return `<table class="ap-table ap-origins"><thead><tr><th>origin</th><th>count</th><th>bytes</th><th title="current iteration − oldestIteration">age (it)</th>
     <th title="handles garbage-collected without dispose()">forgotten</th><th>created at (oldest)</th></tr></thead>
     <tbody>${rows || '<tr><td colspan="6" class="ap-muted">no live tensors</td></tr>'}</tbody>
-    <tfoot><tr><td>total</td><td class="num">${num((groups ?? []).reduce((s, g) => s + g.count, 0))}</td><td class="num">${bytes(total)}</td><td></td><td></td><td></td></tr></tfoot></table>
+    <tfoot><tr><td>total</td><td class="num">${num(count)}</td><td class="num">${bytes(total)}</td><td></td><td></td><td></td></tr></tfoot></table>
+    ${session ? `<p class="ap-note">Session '${esc(session)}' only (its <code>{session, origin}</code> records); forgotten handles are the process's.</p>` : ''}
     <p class="ap-note">Forgotten handles (collected by the JS GC without <code>dispose()</code>): <b>${num(f.handles)}</b> ever;
     <b>${num(f.tensors)}</b> storages (${bytes(f.bytes)}) still held.</p>`;
 }
@@ -155,7 +227,7 @@ export const COMPARE_ROWS = [
 ];
 
 /** Baseline / warm / steady side by side, with the steady−warm change and its per-iteration rate. */
-export function compareView(captured, diag) {
+export function compareView(captured, diag, session = null) {
   const cols = ['baseline', 'warm', 'steady'];
   const head = cols.map((c) => {
     const s = captured[c];
@@ -164,7 +236,7 @@ export function compareView(captured, diag) {
   const n = captured.warm && captured.steady && captured.warm.iteration != null && captured.steady.iteration != null
     ? captured.steady.iteration - captured.warm.iteration : null;
   const rows = COMPARE_ROWS.map(([scope, name, unit]) => {
-    const v = cols.map((c) => metric(captured[c]?.metrics, scope, name));
+    const v = cols.map((c) => figure(captured[c]?.metrics, scope, name, session));
     const delta = v[1] != null && v[2] != null ? v[2] - v[1] : null;
     const per = delta != null && n > 0 ? delta / n : null;
     return `<tr data-ap-metric="${scope}/${name}"><td>${scope}/<b>${name}</b></td>${v.map((x) => `<td class="num">${byUnit(x, unit)}</td>`).join('')}
@@ -172,7 +244,7 @@ export function compareView(captured, diag) {
       <td class="num ${per > 0 ? 'ap-up' : ''}">${per == null ? '—' : byUnit(per, unit, { sign: true })}</td></tr>`;
   }).join('');
   const verdict = diag
-    ? `<p class="ap-compare-verdict" data-verdict="${esc(diag.verdict)}"><span class="ap-badge">${esc(diag.verdict)}</span> ${esc(diag.summary)}</p>`
+    ? `<p class="ap-compare-verdict" data-verdict="${esc(diag.verdict)}"><span class="ap-badge">${esc(diag.verdict)}</span> ${esc(diag.summary)}</p>${findingsView(diag)}`
     : '<p class="ap-muted">Capture all three (baseline before the workload, warm after warm-up, steady after more iterations) to diagnose them.</p>';
   return `${verdict}<table class="ap-table ap-compare"><thead><tr><th>metric</th>${head}<th>Δ steady−warm</th><th>per iteration${n ? ` (${num(n)})` : ''}</th></tr></thead>
     <tbody>${rows}</tbody></table>`;
