@@ -199,13 +199,33 @@ impl SessionShared {
 
 /// A scalar tensor holding `value` in `dtype`, in `s` (number operands of binary ops).
 pub(crate) fn scalar_in(s: &Shared<SessionShared>, value: f64, dtype: DType) -> Result<Tensor> {
-    let word = dtype.word_from_f64(value)?;
+    constant_in(s, &[value], &[], dtype, "scalar")
+}
+
+/// A tensor of `data` (each value representable in `dtype`) in `s`, for composites' constants.
+pub(crate) fn constant_in(
+    s: &Shared<SessionShared>,
+    data: &[f64],
+    shape: &[usize],
+    dtype: DType,
+    origin: &str,
+) -> Result<Tensor> {
+    let words = data
+        .iter()
+        .map(|&v| dtype.word_from_f64(v))
+        .collect::<Result<Vec<u32>>>()?;
+    if words.len() as u64 != shape::element_count(shape)? {
+        return Err(Error::ShapeMismatch(format!(
+            "{} values for shape {shape:?}",
+            words.len()
+        )));
+    }
     let _submission = s.submission();
-    let t = Tensor::allocate(s, vec![], dtype, "scalar".to_string())?;
+    let t = Tensor::allocate(s, shape.to_vec(), dtype, origin.to_string())?;
     s.gpu
         .queue
-        .write_buffer(t.buffer()?, 0, bytemuck::bytes_of(&word));
-    s.ledger.count(Exec::Upload(4));
+        .write_buffer(t.buffer()?, 0, bytemuck::cast_slice(&words));
+    s.ledger.count(Exec::Upload(t.byte_length()));
     Ok(t)
 }
 

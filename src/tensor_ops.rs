@@ -56,6 +56,10 @@ impl compose::Graph for Eager<'_> {
         crate::session::scalar_in(self.0, value, dtype)
     }
 
+    fn constant(&mut self, data: &[f64], shape: &[usize], dtype: DType) -> Result<Tensor> {
+        crate::session::constant_in(self.0, data, shape, dtype, "constant")
+    }
+
     fn meta(&self, v: &Tensor) -> Result<(crate::ops::Dims, DType)> {
         v.buffer()?;
         Ok((v.shape().iter().map(|&d| Some(d)).collect(), v.dtype()))
@@ -167,6 +171,48 @@ impl Tensor {
             transpose_a,
             transpose_b
         ))
+    }
+
+    /// Elements of `self` where the bool `cond` holds, else of `other`; all three broadcast (TF.js
+    /// `where(cond, self, other)`).
+    pub fn select(&self, cond: &Tensor, other: &Tensor) -> Result<Tensor> {
+        apply(&self.core.session, &Op::Where, &[self, cond, other])
+    }
+
+    /// `select(cond, value)` with `value` a scalar of this tensor's dtype (a JS number operand), made
+    /// for the op and freed after it; checked before anything is made.
+    pub fn select_scalar(&self, cond: &Tensor, value: f64) -> Result<Tensor> {
+        let s = &self.core.session;
+        s.check_open()?;
+        self.buffer()?;
+        cond.buffer()?;
+        let dims = |t: &Tensor| t.shape().iter().map(|&d| Some(d)).collect::<Vec<_>>();
+        let args = [
+            (dims(self), self.dtype()),
+            (dims(cond), cond.dtype()),
+            (vec![], self.dtype()),
+        ];
+        let (out, _) = infer(&Op::Where, &args)?;
+        self.dtype().word_from_f64(value)?;
+        let out: Vec<usize> = out.into_iter().map(|d| d.unwrap_or(0)).collect();
+        s.admit(&[4, crate::shape::byte_length(&out)?])?;
+        let scalar = crate::session::scalar_in(s, value, self.dtype())?;
+        apply(s, &Op::Where, &[self, cond, &scalar])
+    }
+
+    /// The first index of the maximum along `axis`, int32.
+    pub fn arg_max(&self, axis: i64) -> Result<Tensor> {
+        run_composite!([self], |g, v| compose::arg_extreme(g, v, true, axis))
+    }
+
+    /// The first index of the minimum along `axis`, int32.
+    pub fn arg_min(&self, axis: i64) -> Result<Tensor> {
+        run_composite!([self], |g, v| compose::arg_extreme(g, v, false, axis))
+    }
+
+    /// float32 one-hot rows of `depth` for these int32 indices.
+    pub fn one_hot(&self, depth: usize) -> Result<Tensor> {
+        run_composite!([self], |g, v| compose::one_hot(g, v, depth))
     }
 
     /// Whether every element (of a bool tensor) over `axes` is true.

@@ -197,6 +197,14 @@ export async function tableOps(session, Program) {
   try { session.tensor([[1, 2], [3]]); out.ragged = 'no error'; } catch (e) { out.ragged = e.code; }
   try { session.tensor([[1, 2], 3]); out.ragged2 = 'no error'; } catch (e) { out.ragged2 = e.code; }
   try { session.range(0, 0); out.emptyRange = 'no error'; } catch (e) { out.emptyRange = e.code; }
+  const v = session.tensor([[3, 1, 2], [0, 5, 5]]);
+  out.argMax = Array.from(await v.argMax().data());
+  out.where = await v.where(v.greater(1), 0).array();
+  out.oneHot = await session.tensor([1, 0], undefined, 'int32').oneHot(2).array();
+  const w = new Program('select');
+  const wn = w.input('v', 'float32', [2, 3]);
+  w.output('m', w.argMax(w.where(wn, w.less(wn, 4), -1), 1));
+  out.programArgMax = Array.from(await session.compile(w).run({ v }).m.data());
   for (const t of [x, y, i, r.y, r.eq, ls]) t.dispose();
   exe.dispose();
   return out;

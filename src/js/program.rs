@@ -575,6 +575,71 @@ impl JsProgram {
     }
 }
 
+#[wasm_bindgen(js_class = Program)]
+impl JsProgram {
+    /// A `where` node: elements of `a` where `cond`, else of `b` (a node or a number); broadcast.
+    #[wasm_bindgen(js_name = where)]
+    pub fn where_(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] cond: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode | number")] b: JsValue,
+    ) -> JsResult<JsNode> {
+        let a = self.arg("where: argument 'a'", &a)?;
+        let c = self.arg("where: cond", &cond)?;
+        match b.as_f64() {
+            Some(v) => self.composite(|p| {
+                let dtype = crate::ops::compose::Graph::meta(p, &a)?.1;
+                let (dims, cd) = crate::ops::compose::Graph::meta(p, &c)?;
+                crate::ops::infer(&Op::Where, &[(vec![], dtype), (dims, cd), (vec![], dtype)])?;
+                dtype.word_from_f64(v)?;
+                let k = p.constant(&[v], &[], dtype)?;
+                p.select(a, c, k)
+            }),
+            None => {
+                let b = self.arg("where: argument 'b'", &b)?;
+                self.composite(|p| p.select(a, c, b))
+            }
+        }
+    }
+
+    /// An `argMax(axis = -1)` node (int32).
+    #[wasm_bindgen(js_name = argMax)]
+    pub fn arg_max(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
+    ) -> JsResult<JsNode> {
+        let a = self.arg("argMax: argument 'a'", &a)?;
+        let axis = args::int_or("argMax: axis", &axis, -1)?;
+        self.composite(|p| p.arg_max(a, axis))
+    }
+
+    /// An `argMin(axis = -1)` node (int32).
+    #[wasm_bindgen(js_name = argMin)]
+    pub fn arg_min(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
+    ) -> JsResult<JsNode> {
+        let a = self.arg("argMin: argument 'a'", &a)?;
+        let axis = args::int_or("argMin: axis", &axis, -1)?;
+        self.composite(|p| p.arg_min(a, axis))
+    }
+
+    /// A `oneHot(depth)` node over int32 indices (float32).
+    #[wasm_bindgen(js_name = oneHot)]
+    pub fn one_hot(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] depth: JsValue,
+    ) -> JsResult<JsNode> {
+        let a = self.arg("oneHot: argument 'a'", &a)?;
+        let depth = args::shape("oneHot: depth", &js_sys::Array::of1(&depth))?[0];
+        self.composite(|p| p.one_hot(a, depth))
+    }
+}
+
 impl JsProgram {
     fn composite(&self, f: impl FnOnce(&mut Program) -> crate::Result<NodeId>) -> JsResult<JsNode> {
         let id = f(&mut self.inner.borrow_mut()).map_err(to_js)?;

@@ -460,3 +460,57 @@ impl JsTensor {
         t.any(&axes, keep).map(JsTensor::new).map_err(to_js)
     }
 }
+
+/// Selection: `where`, `argMax`/`argMin`, `oneHot`.
+#[wasm_bindgen(js_class = Tensor)]
+impl JsTensor {
+    /// Elements of this tensor where the bool `cond` holds, else of `other` (a Tensor or a number);
+    /// all three broadcast — TF.js's `where(cond, this, other)`.
+    #[wasm_bindgen(js_name = where)]
+    pub fn where_(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Tensor")] cond: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Tensor | number")] other: JsValue,
+    ) -> JsResult<JsTensor> {
+        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
+        let c = args::tensor("where: cond", &cond)?;
+        let result = match other.as_f64() {
+            Some(v) => t.select_scalar(&c, v),
+            None => t.select(&c, &*args::tensor("where: other", &other)?),
+        };
+        result.map(JsTensor::new).map_err(to_js)
+    }
+
+    /// The first index of the maximum along `axis` (default -1), int32.
+    #[wasm_bindgen(js_name = argMax)]
+    pub fn arg_max(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
+    ) -> JsResult<JsTensor> {
+        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
+        let axis = args::int_or("argMax: axis", &axis, -1)?;
+        t.arg_max(axis).map(JsTensor::new).map_err(to_js)
+    }
+
+    /// The first index of the minimum along `axis` (default -1), int32.
+    #[wasm_bindgen(js_name = argMin)]
+    pub fn arg_min(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
+    ) -> JsResult<JsTensor> {
+        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
+        let axis = args::int_or("argMin: axis", &axis, -1)?;
+        t.arg_min(axis).map(JsTensor::new).map_err(to_js)
+    }
+
+    /// float32 one-hot rows of `depth` for these int32 indices.
+    #[wasm_bindgen(js_name = oneHot)]
+    pub fn one_hot(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] depth: JsValue,
+    ) -> JsResult<JsTensor> {
+        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
+        let depth = args::shape("oneHot: depth", &js_sys::Array::of1(&depth))?[0];
+        t.one_hot(depth).map(JsTensor::new).map_err(to_js)
+    }
+}

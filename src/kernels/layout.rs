@@ -1,10 +1,56 @@
-//! Data movement: transpose as a strided gather (`shaders/gather.wgsl`).
+//! Data movement: transpose as a strided gather (`shaders/gather.wgsl`); `where` as a broadcast
+//! select (`shaders/select.wgsl`).
 
 use super::{dispatch, grid, strides, Ctx, Operand, WORKGROUP};
 use crate::error::Result;
 use crate::ops::infer::permutation;
 
 const GATHER: &str = include_str!("../../shaders/gather.wgsl");
+const SELECT: &str = include_str!("../../shaders/select.wgsl");
+
+/// `where`: `out = cond ? a : b`, all three broadcast to `out` (`shaders/select.wgsl`).
+pub(super) fn select(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    a: Operand,
+    cond: Operand,
+    b: Operand,
+    out: Operand,
+) {
+    let len = out.len();
+    let rank = out.shape.len();
+    let mut params = vec![len as u32, rank as u32];
+    params.extend(out.shape.iter().map(|&d| d as u32));
+    for side in [a, cond, b] {
+        // align right; broadcast dims (size 1 or missing) get stride 0
+        let s = strides(side.shape);
+        let off = rank - side.shape.len();
+        params.extend((0..rank).map(|i| {
+            if i < off || side.shape[i - off] == 1 {
+                0
+            } else {
+                s[i - off] as u32
+            }
+        }));
+    }
+    let p = ctx
+        .cache
+        .pipeline(ctx.device, "select", "", || SELECT.to_string());
+    let inputs = [
+        (a.buffer, a.len()),
+        (cond.buffer, cond.len()),
+        (b.buffer, b.len()),
+    ];
+    dispatch(
+        ctx,
+        enc,
+        &p,
+        (out.buffer, len),
+        &params,
+        &inputs,
+        grid(len.div_ceil(WORKGROUP as u64)),
+    );
+}
 
 pub(super) fn transpose(
     ctx: &Ctx,

@@ -236,6 +236,7 @@ pub(crate) fn record(
         Op::MatMul => matmul::matmul(ctx, enc, args[0], args[1], out),
         Op::Reduce { op, axes, .. } => reduce::reduce(ctx, enc, *op, axes, args[0], out)?,
         Op::Softmax { axis } => reduce::softmax(ctx, enc, *axis, args[0], out)?,
+        Op::Where => layout::select(ctx, enc, args[0], args[1], args[2], out),
         Op::Reshape { .. } | Op::Clone => {
             enc.copy_buffer_to_buffer(args[0].buffer, 0, out.buffer, 0, out.len() * 4)
         }

@@ -18,6 +18,8 @@ pub(crate) trait Graph {
     fn op(&mut self, op: Op, args: &[&Self::V]) -> Result<Self::V>;
     /// A scalar constant of `dtype`.
     fn scalar(&mut self, value: f64, dtype: DType) -> Result<Self::V>;
+    /// A constant tensor of `data` (row-major) with `shape`.
+    fn constant(&mut self, data: &[f64], shape: &[usize], dtype: DType) -> Result<Self::V>;
     /// The (possibly dynamic) shape and dtype of a value.
     fn meta(&self, v: &Self::V) -> Result<(Dims, DType)>;
 }
@@ -205,6 +207,14 @@ impl Graph for Dry {
         Ok((vec![], dtype))
     }
 
+    fn constant(&mut self, data: &[f64], shape: &[usize], dtype: DType) -> Result<Self::V> {
+        for &v in data {
+            dtype.word_from_f64(v)?;
+        }
+        self.made.push(Some(crate::shape::byte_length(shape)?));
+        Ok((shape.iter().map(|&d| Some(d)).collect(), dtype))
+    }
+
     fn meta(&self, v: &Self::V) -> Result<(Dims, DType)> {
         Ok(v.clone())
     }
@@ -324,4 +334,59 @@ pub(crate) fn matmul_t<G: Graph>(g: &mut G, a: &G::V, b: &G::V, ta: bool, tb: bo
     let at = if ta { swap(g, a, "a")? } else { None };
     let bt = if tb { swap(g, b, "b")? } else { None };
     g.op(Op::MatMul, &[at.as_ref().unwrap_or(a), bt.as_ref().unwrap_or(b)])
+}
+
+/// `argMax(axis)` / `argMin(axis)` → int32: the first index of the extreme along `axis`
+/// (`where(x == max, iota, n)` then its minimum). The axis must have a concrete length.
+pub(crate) fn arg_extreme<G: Graph>(g: &mut G, x: &G::V, max: bool, axis: i64) -> Result<G::V> {
+    let name = if max { "argMax" } else { "argMin" };
+    let (s, d) = g.meta(x)?;
+    if d == DType::Bool {
+        return Err(Error::DtypeMismatch(format!(
+            "{name} needs a numeric tensor, got bool"
+        )));
+    }
+    let ax = norm_axis(name, axis, s.len())?;
+    let n = if s.is_empty() {
+        1
+    } else {
+        s[ax].ok_or_else(|| {
+            Error::InvalidProgram(format!(
+                "{name}: axis {axis} is dynamic; its length must be known"
+            ))
+        })?
+    };
+    let mut iota_shape = vec![1usize; s.len()];
+    if !s.is_empty() {
+        iota_shape[ax] = n;
+    }
+    let iota: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let op = if max { ReduceOp::Max } else { ReduceOp::Min };
+    let m = reduce(g, op, x, &[axis], true)?;
+    let hit = binary(g, BinaryOp::Equal, x, &m)?;
+    let idx = g.constant(&iota, &iota_shape, DType::Int32)?;
+    let none = g.scalar(n as f64, DType::Int32)?;
+    let cand = g.op(Op::Where, &[&idx, &hit, &none])?;
+    reduce(g, ReduceOp::Min, &cand, &[axis], false)
+}
+
+/// `oneHot(depth)`: int32 indices → float32 `[…, depth]` with 1 at each index (0 for one out of
+/// `[0, depth)`).
+pub(crate) fn one_hot<G: Graph>(g: &mut G, indices: &G::V, depth: usize) -> Result<G::V> {
+    let (_, d) = g.meta(indices)?;
+    if d != DType::Int32 {
+        return Err(Error::DtypeMismatch(format!(
+            "oneHot needs int32 indices, got {d}"
+        )));
+    }
+    if depth == 0 || depth as u64 > crate::shape::MAX_ELEMENTS {
+        return Err(invalid_arg!(
+            "oneHot: depth must be a positive integer, got {depth}"
+        ));
+    }
+    let col = expand_dims(g, indices, -1)?;
+    let iota: Vec<f64> = (0..depth).map(|i| i as f64).collect();
+    let classes = g.constant(&iota, &[depth], DType::Int32)?;
+    let hit = binary(g, BinaryOp::Equal, &col, &classes)?;
+    g.op(Op::Cast(DType::Float32), &[&hit])
 }

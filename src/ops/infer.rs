@@ -161,6 +161,20 @@ pub fn infer(op: &Op, args: &[(Dims, DType)]) -> Result<(Dims, DType)> {
         }
         Op::Cast(to) => (s.clone(), *to),
         Op::Clone => (s.clone(), d),
+        Op::Where => {
+            let ((c, cd), (t, e)) = (&args[1], &args[2]);
+            if *cd != DType::Bool {
+                return Err(Error::DtypeMismatch(format!(
+                    "where: the condition must be bool, got {cd}"
+                )));
+            }
+            if d != *e {
+                return Err(Error::DtypeMismatch(format!(
+                    "where: the two branches differ in dtype ({d} and {e})"
+                )));
+            }
+            (broadcast(name, &broadcast(name, s, c)?, t)?, d)
+        }
         Op::MatMul => {
             let (t, e) = (&args[1].0, args[1].1);
             numeric(name, d)?;

@@ -172,6 +172,9 @@ pub enum Op {
     },
     /// A copy.
     Clone,
+    /// `where(a, cond, b)`: elements of `a` where the bool `cond` holds, else of `b`; all three
+    /// broadcast (TF.js `where(cond, a, b)`).
+    Where,
 }
 
 impl Op {
@@ -192,6 +195,7 @@ impl Op {
             Op::Reshape { .. } => "reshape",
             Op::Transpose { .. } => "transpose",
             Op::Clone => "clone",
+            Op::Where => "where",
         }
     }
 
@@ -199,6 +203,7 @@ impl Op {
     pub fn arity(&self) -> usize {
         match self {
             Op::Binary(_) | Op::MatMul => 2,
+            Op::Where => 3,
             _ => 1,
         }
     }

@@ -257,6 +257,7 @@ fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
                     },
                     "transpose" => Op::Transpose { perm: perm.clone() },
                     "clone" => Op::Clone,
+                    "where" => Op::Where,
                     _ => return Err(bad(i, format!("unknown op '{other}'"))),
                 }
             };

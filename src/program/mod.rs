@@ -91,6 +91,10 @@ impl crate::ops::compose::Graph for Program {
         self.constant(&[value], &[], dtype)
     }
 
+    fn constant(&mut self, data: &[f64], shape: &[usize], dtype: DType) -> Result<NodeId> {
+        Program::constant(self, data, shape, dtype)
+    }
+
     fn meta(&self, v: &NodeId) -> Result<(Dims, DType)> {
         self.types
             .get(*v)
@@ -197,6 +201,30 @@ impl Program {
             transpose_a,
             transpose_b
         ))
+    }
+
+    /// A `where` node: elements of `a` where `cond`, else of `b` (all broadcast).
+    pub fn select(&mut self, a: NodeId, cond: NodeId, b: NodeId) -> Result<NodeId> {
+        self.op(Op::Where, &[a, cond, b])
+    }
+
+    /// An `argMax(axis)` composite (int32; the axis length must be known).
+    pub fn arg_max(&mut self, a: NodeId, axis: i64) -> Result<NodeId> {
+        node_composite!(self, [a], |g, v| crate::ops::compose::arg_extreme(
+            g, v, true, axis
+        ))
+    }
+
+    /// An `argMin(axis)` composite.
+    pub fn arg_min(&mut self, a: NodeId, axis: i64) -> Result<NodeId> {
+        node_composite!(self, [a], |g, v| crate::ops::compose::arg_extreme(
+            g, v, false, axis
+        ))
+    }
+
+    /// A `oneHot(depth)` composite over int32 indices (float32 result).
+    pub fn one_hot(&mut self, a: NodeId, depth: usize) -> Result<NodeId> {
+        node_composite!(self, [a], |g, v| crate::ops::compose::one_hot(g, v, depth))
     }
 
     /// An `all(axes, keepDims)` composite over a bool node.

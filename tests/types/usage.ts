@@ -22,6 +22,7 @@ import init, {
   type MemoryPlan,
   type MemoryReport,
   type MetricRecord,
+  type NestedArray,
   type OwnerGroup,
   type ProfileInfo,
   type ProgramJSON,
@@ -118,8 +119,12 @@ const swapped = product.transpose();
 const permuted = product.transpose([1, 0]);
 const ints = product.cast('int32');
 const copy = product.clone();
-// @ts-expect-error a number where a Tensor is required
-f.add(1);
+const plusOne: Tensor = f.add(1); // a number operand: a scalar of f's dtype
+const bools: Tensor = f.greater(0).logicalNot();
+const fromNested: Tensor = session.tensor([[1, 2], [3, 4]]);
+const nested: Promise<NestedArray> = fromNested.array();
+// @ts-expect-error a string is not an operand
+f.add('1');
 // @ts-expect-error matmul takes a Tensor, not a TypedArray
 f.matmul(new Float32Array([1, 2, 3]));
 // @ts-expect-error cast takes a dtype
