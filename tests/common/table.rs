@@ -266,6 +266,65 @@ pub async fn composites_match_f64_reference(s: &Session) {
     fails_unchanged("SHAPE_MISMATCH", "layerNorm gamma of the wrong length", || {
         tx.layer_norm(&tm, &tb, 1e-5)
     });
+    // where (broadcast over all three), argMax/argMin (first index of the extreme), oneHot
+    let cond = Host::from_fn(&[4, 1], |i| i % 2 == 0);
+    let other = host(&[33], |i| -(i as f32));
+    let want = Host::from_fn(&[4, 33], |i| {
+        if cond.data[i / 33] {
+            x.data[i]
+        } else {
+            other.data[i % 33]
+        }
+    });
+    expect(
+        "where [4,33] / [4,1] / [33]",
+        tx.select(&cond.upload(s), &other.upload(s)),
+        &want,
+        EXACT,
+    )
+    .await;
+    let want = Host::from_fn(&[4, 33], |i| if cond.data[i / 33] { x.data[i] } else { 7.0 });
+    expect(
+        "where with a number",
+        tx.select_scalar(&cond.upload(s), 7.0),
+        &want,
+        EXACT,
+    )
+    .await;
+    let mut ties = x.clone();
+    ties.data[5] = 9.0;
+    ties.data[9] = 9.0; // a tie in row 0: the first index wins
+    let arg = |f: fn(f32, f32) -> bool| {
+        Host::from_fn(&[4], |r| {
+            let row = &ties.data[r * 33..(r + 1) * 33];
+            (0..33).fold(0, |best, j| if f(row[j], row[best]) { j } else { best }) as i32
+        })
+    };
+    let tt = ties.upload(s);
+    expect("argMax(-1)", tt.arg_max(-1), &arg(|a, b| a > b), EXACT).await;
+    expect("argMin(1)", tt.arg_min(1), &arg(|a, b| a < b), EXACT).await;
+    let idx = Host {
+        shape: vec![2, 3],
+        data: vec![0i32, 2, 1, 3, -1, 2],
+    };
+    let want = Host::from_fn(&[2, 3, 3], |i| {
+        if idx.data[i / 3] == (i % 3) as i32 {
+            1.0f32
+        } else {
+            0.0
+        }
+    });
+    expect(
+        "oneHot(3) (3 and -1 are all zeros)",
+        idx.upload(s).one_hot(3),
+        &want,
+        EXACT,
+    )
+    .await;
+    fails_unchanged("DTYPE_MISMATCH", "where with a float condition", || {
+        tx.select(&tx, &tx)
+    });
+    fails_unchanged("DTYPE_MISMATCH", "oneHot of float32", || tx.one_hot(3));
     // rejected before the first kernel: the ledger does not move
     let ti = xi.upload(s);
     fails_unchanged("DTYPE_MISMATCH", "logSoftmax of int32", || ti.log_softmax(-1));
