@@ -1,7 +1,7 @@
 //! Elementwise kernels: unary (`shaders/unary.wgsl`), binary with broadcasting
 //! (`shaders/binary.wgsl`) and dtype conversion (`shaders/cast.wgsl`).
 
-use super::{dispatch, grid, strides, wgsl_type, Ctx, Operand, WORKGROUP};
+use super::{broadcast_strides, dispatch, grid, wgsl_type, Ctx, Operand, WORKGROUP};
 use crate::dtype::DType;
 use crate::ops::{BinaryOp, Rule, UnaryOp};
 
@@ -103,16 +103,7 @@ pub(super) fn binary(
     let mut params = vec![len as u32, rank as u32, a.len() as u32, b.len() as u32];
     params.extend(out.shape.iter().map(|&d| d as u32));
     for side in [a, b] {
-        // align right; broadcast dims (size 1 or missing) get stride 0
-        let s = strides(side.shape);
-        let off = rank - side.shape.len();
-        params.extend((0..rank).map(|i| {
-            if i < off || side.shape[i - off] == 1 {
-                0
-            } else {
-                s[i - off] as u32
-            }
-        }));
+        params.extend(broadcast_strides(side.shape, rank));
     }
     dispatch(
         ctx,

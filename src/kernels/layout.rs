@@ -1,7 +1,7 @@
 //! Data movement: transpose as a strided gather (`shaders/gather.wgsl`); `where` as a broadcast
 //! select (`shaders/select.wgsl`).
 
-use super::{dispatch, grid, strides, Ctx, Operand, WORKGROUP};
+use super::{broadcast_strides, dispatch, grid, strides, Ctx, Operand, WORKGROUP};
 use crate::error::Result;
 use crate::ops::infer::permutation;
 
@@ -22,16 +22,7 @@ pub(super) fn select(
     let mut params = vec![len as u32, rank as u32];
     params.extend(out.shape.iter().map(|&d| d as u32));
     for side in [a, cond, b] {
-        // align right; broadcast dims (size 1 or missing) get stride 0
-        let s = strides(side.shape);
-        let off = rank - side.shape.len();
-        params.extend((0..rank).map(|i| {
-            if i < off || side.shape[i - off] == 1 {
-                0
-            } else {
-                s[i - off] as u32
-            }
-        }));
+        params.extend(broadcast_strides(side.shape, rank));
     }
     let p = ctx
         .cache

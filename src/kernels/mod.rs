@@ -162,6 +162,20 @@ pub(crate) fn strides(shape: &[usize]) -> Vec<usize> {
     s
 }
 
+/// The strides of an operand of `shape` broadcast to an output of `rank` dims (NumPy: aligned
+/// right; a broadcast dim, of size 1 or missing, gets stride 0).
+pub(crate) fn broadcast_strides(shape: &[usize], rank: usize) -> impl Iterator<Item = u32> + '_ {
+    let s = strides(shape);
+    let off = rank - shape.len();
+    (0..rank).map(move |i| {
+        if i < off || shape[i - off] == 1 {
+            0
+        } else {
+            s[i - off] as u32
+        }
+    })
+}
+
 fn binding(buffer: &wgpu::Buffer, words: u64) -> wgpu::BindingResource<'_> {
     wgpu::BindingResource::Buffer(wgpu::BufferBinding {
         buffer,
