@@ -586,6 +586,18 @@ impl Session {
         self.tensor_from_f64(&values, &shape, dtype)
     }
 
+    /// The tensors joined along `axis` (all of this session; same shape but along `axis`).
+    pub fn concat(&self, tensors: &[&Tensor], axis: i64) -> Result<Tensor> {
+        self.shared.check_open()?;
+        crate::tensor_ops::join(tensors, axis, false)
+    }
+
+    /// The tensors stacked along a new `axis` (all of one shape).
+    pub fn stack(&self, tensors: &[&Tensor], axis: i64) -> Result<Tensor> {
+        self.shared.check_open()?;
+        crate::tensor_ops::join(tensors, axis, true)
+    }
+
     /// The `n × n` identity matrix.
     pub fn eye(&self, n: usize, dtype: DType) -> Result<Tensor> {
         let shape = [n, n];

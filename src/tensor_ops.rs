@@ -200,6 +200,37 @@ impl Tensor {
         apply(s, &Op::Where, &[self, cond, &scalar])
     }
 
+    /// `size` elements from `begin` per dimension (`-1`, or a missing entry: to the end).
+    pub fn slice(&self, begin: &[i64], size: &[i64]) -> Result<Tensor> {
+        run_composite!([self], |g, v| compose::slice(g, v, begin, size))
+    }
+
+    /// Pads each dimension with `[before, after]` elements of `value`.
+    pub fn pad(&self, paddings: &[(i64, i64)], value: f64) -> Result<Tensor> {
+        run_composite!([self], |g, v| compose::pad(g, v, paddings, value))
+    }
+
+    /// Repeats the tensor `reps[k]` times along dimension `k`.
+    pub fn tile(&self, reps: &[i64]) -> Result<Tensor> {
+        run_composite!([self], |g, v| compose::tile(g, v, reps))
+    }
+
+    /// Consecutive slices along `axis` of these sizes (TF.js `split`; [`compose::split_sizes`] for
+    /// a number of equal parts).
+    pub fn split(&self, sizes: &[usize], axis: i64) -> Result<Vec<Tensor>> {
+        let s = &self.core.session;
+        s.check_open()?;
+        self.buffer()?;
+        let meta = (
+            self.shape().iter().map(|&d| Some(d)).collect::<Vec<_>>(),
+            self.dtype(),
+        );
+        let mut dry = compose::Dry { made: vec![] };
+        compose::split(&mut dry, &meta, sizes, axis)?;
+        s.admit(&dry.made.iter().map(|b| b.unwrap_or(0)).collect::<Vec<_>>())?;
+        compose::split(&mut Eager(s), self, sizes, axis)
+    }
+
     /// The first index of the maximum along `axis`, int32.
     pub fn arg_max(&self, axis: i64) -> Result<Tensor> {
         run_composite!([self], |g, v| compose::arg_extreme(g, v, true, axis))
@@ -223,6 +254,40 @@ impl Tensor {
     /// Whether any element (of a bool tensor) over `axes` is true.
     pub fn any(&self, axes: &[i64], keep_dims: bool) -> Result<Tensor> {
         run_composite!([self], |g, v| compose::all_any(g, v, true, axes, keep_dims))
+    }
+}
+
+/// `concat` / `stack` of eager tensors (one session): inferred dry and admitted first.
+pub(crate) fn join(tensors: &[&Tensor], axis: i64, stack: bool) -> Result<Tensor> {
+    let first = tensors
+        .first()
+        .ok_or_else(|| Error::InvalidArgument("concat/stack needs at least one tensor".into()))?;
+    let s = &first.core.session;
+    s.check_open()?;
+    for t in tensors {
+        t.buffer()?;
+        if !t.belongs_to(s) {
+            return Err(Error::InvalidArgument(format!(
+                "{t:?} belongs to another session"
+            )));
+        }
+    }
+    let metas: Vec<_> = tensors
+        .iter()
+        .map(|t| (t.shape().iter().map(|&d| Some(d)).collect::<Vec<_>>(), t.dtype()))
+        .collect();
+    let refs: Vec<&_> = metas.iter().collect();
+    let mut dry = compose::Dry { made: vec![] };
+    if stack {
+        compose::stack(&mut dry, &refs, axis)?;
+    } else {
+        compose::concat(&mut dry, &refs, axis)?;
+    }
+    s.admit(&dry.made.iter().map(|b| b.unwrap_or(0)).collect::<Vec<_>>())?;
+    if stack {
+        compose::stack(&mut Eager(s), tensors, axis)
+    } else {
+        compose::concat(&mut Eager(s), tensors, axis)
     }
 }
 

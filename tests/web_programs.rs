@@ -205,6 +205,17 @@ export async function tableOps(session, Program) {
   const wn = w.input('v', 'float32', [2, 3]);
   w.output('m', w.argMax(w.where(wn, w.less(wn, 4), -1), 1));
   out.programArgMax = Array.from(await session.compile(w).run({ v }).m.data());
+  out.slice = await v.slice([0, 1], [2, -1]).array();
+  out.pad = await v.slice([1, 0], [1, 2]).pad([[0, 0], [1, 1]], 9).array();
+  out.tile = await session.tensor([1, 2]).tile([2]).array();
+  out.split = await Promise.all(v.split(3, 1).map((t) => t.array()));
+  out.concat = await session.concat([v, v.neg()], 0).array();
+  out.stack = session.stack([v, v], 1).shape;
+  const z = new Program('joins');
+  const zn = z.input('v', 'float32', [2, 3]);
+  const [left, right] = z.split(zn, [1, 2], 1);
+  z.output('swapped', z.concat([right, left], 1));
+  out.programConcat = await session.compile(z).run({ v }).swapped.array();
   for (const t of [x, y, i, r.y, r.eq, ls]) t.dispose();
   exe.dispose();
   return out;
@@ -369,4 +380,39 @@ async fn op_table_js_surface() {
         field(&out, "badClip").as_string().as_deref(),
         Some("INVALID_ARGUMENT")
     );
+    assert_eq!(nums(&field(&out, "matmulT")), vec![35.0, 44.0, 44.0, 56.0]);
+    assert!(field(&out, "layerNormMean").as_f64().unwrap().abs() < 1e-6);
+    let json = |k: &str| {
+        js_sys::JSON::stringify(&field(&out, k))
+            .unwrap()
+            .as_string()
+            .unwrap()
+    };
+    let expect = [
+        ("nestedShape", "[2,3]"),
+        ("nestedArray", "[[1,2,3],[4,5,6]]"),
+        ("scalarShape", "[]"),
+        ("scalarArray", "2.5"),
+        ("range", "[0,2,4]"),
+        ("rangeInt", "\"Int32Array\""),
+        ("eye", "[[1,0],[0,1]]"),
+        ("boolNested", "[1,0]"),
+        ("ragged", "\"INVALID_ARGUMENT\""),
+        ("ragged2", "\"INVALID_ARGUMENT\""),
+        ("emptyRange", "\"INVALID_ARGUMENT\""),
+        ("argMax", "[0,1]"),
+        ("where", "[[3,0,2],[0,5,5]]"),
+        ("oneHot", "[[0,1],[1,0]]"),
+        ("programArgMax", "[0,0]"),
+        ("slice", "[[1,2],[5,5]]"),
+        ("pad", "[[9,0,5,9]]"),
+        ("tile", "[1,2,1,2]"),
+        ("split", "[[[3],[0]],[[1],[5]],[[2],[5]]]"),
+        ("concat", "[[3,1,2],[0,5,5],[-3,-1,-2],[0,-5,-5]]"),
+        ("stack", "[2,2,3]"),
+        ("programConcat", "[[1,2,3],[5,5,0]]"),
+    ];
+    for (k, want) in expect {
+        assert_eq!(json(k), want, "{k}");
+    }
 }

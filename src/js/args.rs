@@ -189,6 +189,33 @@ pub(crate) fn opt_ints(what: &str, v: &JsValue) -> JsResult<Option<Vec<i64>>> {
     }
 }
 
+/// `[[before, after], …]`: pairs of non-negative integers.
+pub(crate) fn pairs(what: &str, v: &JsValue) -> JsResult<Vec<(i64, i64)>> {
+    if !js_sys::Array::is_array(v) {
+        return Err(wrong(what, "an array of [before, after] pairs", v));
+    }
+    js_sys::Array::from(v)
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match ints(&format!("{what}[{i}]"), &p)?.as_slice() {
+            [a, b] => Ok((*a, *b)),
+            _ => Err(wrong(&format!("{what}[{i}]"), "a pair [before, after]", &p)),
+        })
+        .collect()
+}
+
+/// `split`'s `numOrSizes`: a number of equal parts, or the sizes.
+pub(crate) fn parts(what: &str, v: &JsValue) -> JsResult<(Option<usize>, Vec<usize>)> {
+    if v.as_f64().is_some() {
+        let n = int_or(what, v, 1)?;
+        if n < 1 {
+            return Err(wrong(what, "a positive number of parts or an array of sizes", v));
+        }
+        return Ok((Some(n as usize), vec![]));
+    }
+    Ok((None, shape(what, v)?))
+}
+
 /// A shape: an array of positive integers (`[]` is a scalar).
 pub(crate) fn shape(what: &str, v: &JsValue) -> JsResult<Vec<usize>> {
     if !js_sys::Array::is_array(v) {

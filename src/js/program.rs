@@ -603,6 +603,91 @@ impl JsProgram {
         }
     }
 
+    /// A `slice(begin, size?)` node.
+    pub fn slice(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number[]")] begin: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number[]")] size: JsValue,
+    ) -> JsResult<JsNode> {
+        let a = self.arg("slice: argument 'a'", &a)?;
+        let begin = args::ints("slice: begin", &begin)?;
+        let size = args::opt_ints("slice: size", &size)?.unwrap_or_default();
+        self.composite(|p| p.slice(a, &begin, &size))
+    }
+
+    /// A `pad(paddings, value = 0)` node.
+    pub fn pad(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "[number, number][]")] paddings: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] value: JsValue,
+    ) -> JsResult<JsNode> {
+        let a = self.arg("pad: argument 'a'", &a)?;
+        let paddings = args::pairs("pad: paddings", &paddings)?;
+        let value = args::number_or("pad: value", &value, 0.0)?;
+        self.composite(|p| p.pad(a, &paddings, value))
+    }
+
+    /// A `tile(reps)` node.
+    pub fn tile(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number[]")] reps: JsValue,
+    ) -> JsResult<JsNode> {
+        let a = self.arg("tile: argument 'a'", &a)?;
+        let reps = args::ints("tile: reps", &reps)?;
+        self.composite(|p| p.tile(a, &reps))
+    }
+
+    /// A `concat(nodes, axis = 0)` node.
+    pub fn concat(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode[]")] nodes: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
+    ) -> JsResult<JsNode> {
+        let ids = self.nodes("concat", &nodes)?;
+        let axis = args::int_or("concat: axis", &axis, 0)?;
+        self.composite(|p| p.join(&ids, axis, false))
+    }
+
+    /// A `stack(nodes, axis = 0)` node.
+    pub fn stack(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode[]")] nodes: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
+    ) -> JsResult<JsNode> {
+        let ids = self.nodes("stack", &nodes)?;
+        let axis = args::int_or("stack: axis", &axis, 0)?;
+        self.composite(|p| p.join(&ids, axis, true))
+    }
+
+    /// `split(node, numOrSizes, axis = 0)` nodes.
+    #[wasm_bindgen(unchecked_return_type = "ProgramNode[]")]
+    pub fn split(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(js_name = numOrSizes, unchecked_param_type = "number | number[]")]
+        num_or_sizes: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
+    ) -> JsResult<js_sys::Array> {
+        let a = self.arg("split: argument 'a'", &a)?;
+        let (parts, sizes) = args::parts("split: numOrSizes", &num_or_sizes)?;
+        let axis = args::int_or("split: axis", &axis, 0)?;
+        let ids = {
+            let mut p = self.inner.borrow_mut();
+            let (dims, _) = crate::ops::compose::Graph::meta(&*p, &a).map_err(to_js)?;
+            let ax = crate::ops::infer::axis("split", axis, dims.len()).map_err(to_js)?;
+            let len =
+                dims.get(ax).copied().flatten().ok_or_else(|| {
+                    to_js(Error::InvalidProgram("split: a scalar or a dynamic axis".into()))
+                })?;
+            let sizes = crate::ops::compose::split_sizes(len, parts, &sizes).map_err(to_js)?;
+            p.split(a, &sizes, axis).map_err(to_js)?
+        };
+        Ok(ids.into_iter().map(|id| JsValue::from(self.node(id))).collect())
+    }
+
     /// An `argMax(axis = -1)` node (int32).
     #[wasm_bindgen(js_name = argMax)]
     pub fn arg_max(
@@ -641,6 +726,20 @@ impl JsProgram {
 }
 
 impl JsProgram {
+    fn nodes(&self, what: &str, v: &JsValue) -> JsResult<Vec<NodeId>> {
+        if !js_sys::Array::is_array(v) {
+            return Err(to_js(invalid_arg!(
+                "{what}: nodes must be an array of ProgramNodes, got {}",
+                describe(v)
+            )));
+        }
+        js_sys::Array::from(v)
+            .iter()
+            .enumerate()
+            .map(|(i, n)| self.arg(&format!("{what}: nodes[{i}]"), &n))
+            .collect()
+    }
+
     fn composite(&self, f: impl FnOnce(&mut Program) -> crate::Result<NodeId>) -> JsResult<JsNode> {
         let id = f(&mut self.inner.borrow_mut()).map_err(to_js)?;
         Ok(self.node(id))

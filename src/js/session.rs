@@ -212,6 +212,29 @@ impl Drop for JsSession {
 }
 
 impl JsSession {
+    fn join(&self, what: &str, tensors: &JsValue, axis: &JsValue, stack: bool) -> JsResult<JsTensor> {
+        let s = self.open()?;
+        if !js_sys::Array::is_array(tensors) {
+            return Err(to_js(invalid_arg!(
+                "{what}: tensors must be an array of Tensors, got {}",
+                describe(tensors)
+            )));
+        }
+        let list = js_sys::Array::from(tensors)
+            .iter()
+            .enumerate()
+            .map(|(i, t)| args::tensor(&format!("{what}: tensors[{i}]"), &t))
+            .collect::<JsResult<Vec<_>>>()?;
+        let axis = args::int_or(&format!("{what}: axis"), axis, 0)?;
+        let refs: Vec<&crate::Tensor> = list.iter().map(|t| t.as_ref()).collect();
+        let r = if stack {
+            s.stack(&refs, axis)
+        } else {
+            s.concat(&refs, axis)
+        };
+        r.map(JsTensor::new).map_err(to_js)
+    }
+
     pub(crate) fn placeholder() -> JsSession {
         JsSession { inner: None }
     }
@@ -320,6 +343,24 @@ impl JsSession {
         let step = args::number_or("range: step", &step, 1.0)?;
         let dtype = args::dtype_or_f32("range: dtype", &dtype)?;
         s.range(a, b, step, dtype).map(JsTensor::new).map_err(to_js)
+    }
+
+    /// The tensors joined along `axis` (default 0).
+    pub fn concat(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Tensor[]")] tensors: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
+    ) -> JsResult<JsTensor> {
+        self.join("concat", &tensors, &axis, false)
+    }
+
+    /// The tensors stacked along a new `axis` (default 0).
+    pub fn stack(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Tensor[]")] tensors: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
+    ) -> JsResult<JsTensor> {
+        self.join("stack", &tensors, &axis, true)
     }
 
     /// The `n × n` identity matrix.

@@ -514,3 +514,63 @@ impl JsTensor {
         t.one_hot(depth).map(JsTensor::new).map_err(to_js)
     }
 }
+
+/// Shape ops: `slice`, `pad`, `tile`, `split` (windows onto the tensor).
+#[wasm_bindgen(js_class = Tensor)]
+impl JsTensor {
+    /// `size` elements from `begin` per dimension (`-1` or a missing entry: to the end).
+    pub fn slice(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number[]")] begin: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number[]")] size: JsValue,
+    ) -> JsResult<JsTensor> {
+        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
+        let begin = args::ints("slice: begin", &begin)?;
+        let size = args::opt_ints("slice: size", &size)?.unwrap_or_default();
+        t.slice(&begin, &size).map(JsTensor::new).map_err(to_js)
+    }
+
+    /// Pads each dimension with `[before, after]` elements of `value` (default 0).
+    pub fn pad(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "[number, number][]")] paddings: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] value: JsValue,
+    ) -> JsResult<JsTensor> {
+        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
+        let paddings = args::pairs("pad: paddings", &paddings)?;
+        let value = args::number_or("pad: value", &value, 0.0)?;
+        t.pad(&paddings, value).map(JsTensor::new).map_err(to_js)
+    }
+
+    /// The tensor repeated `reps[k]` times along dimension `k`.
+    pub fn tile(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number[]")] reps: JsValue,
+    ) -> JsResult<JsTensor> {
+        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
+        let reps = args::ints("tile: reps", &reps)?;
+        t.tile(&reps).map(JsTensor::new).map_err(to_js)
+    }
+
+    /// Equal parts (a number) or slices of the given sizes along `axis` (default 0).
+    #[wasm_bindgen(unchecked_return_type = "Tensor[]")]
+    pub fn split(
+        &self,
+        #[wasm_bindgen(js_name = numOrSizes, unchecked_param_type = "number | number[]")]
+        num_or_sizes: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
+    ) -> JsResult<js_sys::Array> {
+        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
+        let (parts, sizes) = args::parts("split: numOrSizes", &num_or_sizes)?;
+        let axis = args::int_or("split: axis", &axis, 0)?;
+        let ax = crate::ops::infer::axis("split", axis, t.shape().len()).map_err(to_js)?;
+        let len = t
+            .shape()
+            .get(ax)
+            .copied()
+            .ok_or_else(|| to_js(Error::ShapeMismatch("split needs rank ≥ 1, got a scalar".into())))?;
+        let sizes = crate::ops::compose::split_sizes(len, parts, &sizes).map_err(to_js)?;
+        let out = t.split(&sizes, axis).map_err(to_js)?;
+        Ok(out.into_iter().map(|x| JsValue::from(JsTensor::new(x))).collect())
+    }
+}

@@ -251,6 +251,12 @@ pub(crate) fn record(
         Op::Reduce { op, axes, .. } => reduce::reduce(ctx, enc, *op, axes, args[0], out)?,
         Op::Softmax { axis } => reduce::softmax(ctx, enc, *axis, args[0], out)?,
         Op::Where => layout::select(ctx, enc, args[0], args[1], args[2], out),
+        Op::Window {
+            start, tile, value, ..
+        } => {
+            let word = out.dtype.word_from_f64(f64::from_bits(*value))?;
+            layout::window(ctx, enc, start, *tile, word, args[0], out)
+        }
         Op::Reshape { .. } | Op::Clone => {
             enc.copy_buffer_to_buffer(args[0].buffer, 0, out.buffer, 0, out.len() * 4)
         }

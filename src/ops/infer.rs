@@ -161,6 +161,28 @@ pub fn infer(op: &Op, args: &[(Dims, DType)]) -> Result<(Dims, DType)> {
         }
         Op::Cast(to) => (s.clone(), *to),
         Op::Clone => (s.clone(), d),
+        Op::Window {
+            start, size, value, ..
+        } => {
+            if start.len() != s.len() || size.len() != s.len() {
+                return Err(Error::InvalidArgument(format!(
+                    "window: start {start:?} and size {size:?} must have one entry per dimension of {}",
+                    show(s)
+                )));
+            }
+            d.word_from_f64(f64::from_bits(*value))?;
+            crate::shape::element_count(size)?;
+            let max = i32::MAX as i64;
+            let too_big = start.iter().any(|&x| x.abs() > max)
+                || s.iter().any(|d| d.is_some_and(|n| n as i64 > max))
+                || size.iter().any(|&n| n as i64 > max);
+            if too_big {
+                return Err(Error::InvalidArgument(format!(
+                    "window: dims and offsets must be below 2^31, got {start:?} {size:?}"
+                )));
+            }
+            (size.iter().map(|&n| Some(n)).collect(), d)
+        }
         Op::Where => {
             let ((c, cd), (t, e)) = (&args[1], &args[2]);
             if *cd != DType::Bool {

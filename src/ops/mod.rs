@@ -172,6 +172,18 @@ pub enum Op {
     },
     /// A copy.
     Clone,
+    /// A window onto the input: output coordinate `c` reads input coordinate `c + start` (modulo the
+    /// input's size with `tile`), or `value` outside it — `slice`, `pad` and `tile` (`ops/compose.rs`).
+    Window {
+        /// Offset per dimension (negative: padding before).
+        start: Vec<i64>,
+        /// The output shape.
+        size: Vec<usize>,
+        /// Read modulo the input's size (tiling).
+        tile: bool,
+        /// The fill value's bits as `f64::to_bits` (representable in the dtype).
+        value: u64,
+    },
     /// `where(a, cond, b)`: elements of `a` where the bool `cond` holds, else of `b`; all three
     /// broadcast (TF.js `where(cond, a, b)`).
     Where,
@@ -196,6 +208,7 @@ impl Op {
             Op::Transpose { .. } => "transpose",
             Op::Clone => "clone",
             Op::Where => "where",
+            Op::Window { .. } => "window",
         }
     }
 

@@ -73,6 +73,14 @@ struct NodeJson {
     axis: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     perm: Option<Vec<i64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start: Option<Vec<i64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size: Option<Vec<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tile: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<Num>,
 }
 
 /// A number, or one of the non-finite values JSON cannot spell.
@@ -154,6 +162,17 @@ fn node_json(node: &Node) -> NodeJson {
                 Op::Softmax { axis } => j.axis = Some(*axis),
                 Op::Reshape { shape } => j.shape = Some(shape.clone()),
                 Op::Transpose { perm } => j.perm = perm.clone(),
+                Op::Window {
+                    start,
+                    size,
+                    tile,
+                    value,
+                } => {
+                    j.start = Some(start.clone());
+                    j.size = Some(size.clone());
+                    j.tile = Some(*tile);
+                    j.value = Some(f64::from_bits(*value).into());
+                }
                 _ => {}
             }
             j
@@ -188,6 +207,10 @@ fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
         keep_dims,
         axis,
         perm,
+        start,
+        size,
+        tile,
+        value,
     } = j;
     let unexpected = |present: bool, field: &str| {
         if present {
@@ -203,6 +226,10 @@ fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
             ("keepDims", keep_dims.is_some()),
             ("axis", axis.is_some()),
             ("perm", perm.is_some()),
+            ("start", start.is_some()),
+            ("size", size.is_some()),
+            ("tile", tile.is_some()),
+            ("value", value.is_some()),
             ("name", name.is_some() && op == "constant"),
             ("data", data.is_some() && op != "constant"),
         ] {
@@ -258,6 +285,12 @@ fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
                     "transpose" => Op::Transpose { perm: perm.clone() },
                     "clone" => Op::Clone,
                     "where" => Op::Where,
+                    "window" => Op::Window {
+                        start: start.clone().ok_or_else(|| bad(i, "window needs 'start'"))?,
+                        size: size.clone().ok_or_else(|| bad(i, "window needs 'size'"))?,
+                        tile: tile.unwrap_or(false),
+                        value: value.map_or(0.0, f64::from).to_bits(),
+                    },
                     _ => return Err(bad(i, format!("unknown op '{other}'"))),
                 }
             };
@@ -269,6 +302,7 @@ fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
                         | (Op::Reshape { .. }, "shape")
                         | (Op::Transpose { .. }, "perm")
                         | (Op::Cast(_), "dtype")
+                        | (Op::Window { .. }, "start" | "size" | "tile" | "value")
                 )
             };
             for (f, present) in [
@@ -278,6 +312,10 @@ fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
                 ("shape", shape.is_some()),
                 ("perm", perm.is_some()),
                 ("dtype", dtype.is_some()),
+                ("start", start.is_some()),
+                ("size", size.is_some()),
+                ("tile", tile.is_some()),
+                ("value", value.is_some()),
             ] {
                 if present && !uses(f) {
                     unexpected(true, f)?;

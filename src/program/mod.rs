@@ -208,6 +208,48 @@ impl Program {
         self.op(Op::Where, &[a, cond, b])
     }
 
+    /// A `slice(begin, size)` node (a window; the input's dims must be known).
+    pub fn slice(&mut self, a: NodeId, begin: &[i64], size: &[i64]) -> Result<NodeId> {
+        node_composite!(self, [a], |g, v| crate::ops::compose::slice(g, v, begin, size))
+    }
+
+    /// A `pad(paddings, value)` node.
+    pub fn pad(&mut self, a: NodeId, paddings: &[(i64, i64)], value: f64) -> Result<NodeId> {
+        node_composite!(self, [a], |g, v| crate::ops::compose::pad(g, v, paddings, value))
+    }
+
+    /// A `tile(reps)` node.
+    pub fn tile(&mut self, a: NodeId, reps: &[i64]) -> Result<NodeId> {
+        node_composite!(self, [a], |g, v| crate::ops::compose::tile(g, v, reps))
+    }
+
+    /// `concat` (or with `stack`, `stack`) nodes along `axis`.
+    pub fn join(&mut self, nodes: &[NodeId], axis: i64, stack: bool) -> Result<NodeId> {
+        use crate::ops::compose::{concat, stack as stack_nodes, Dry, Graph};
+        let metas = nodes.iter().map(|n| self.meta(n)).collect::<Result<Vec<_>>>()?;
+        let refs: Vec<&_> = metas.iter().collect();
+        let dry = &mut Dry { made: vec![] };
+        if stack {
+            stack_nodes(dry, &refs, axis)?
+        } else {
+            concat(dry, &refs, axis)?
+        };
+        let ids: Vec<&NodeId> = nodes.iter().collect();
+        if stack {
+            stack_nodes(self, &ids, axis)
+        } else {
+            concat(self, &ids, axis)
+        }
+    }
+
+    /// `split(sizes, axis)` nodes.
+    pub fn split(&mut self, a: NodeId, sizes: &[usize], axis: i64) -> Result<Vec<NodeId>> {
+        use crate::ops::compose::{split, Dry, Graph};
+        let meta = self.meta(&a)?;
+        split(&mut Dry { made: vec![] }, &meta, sizes, axis)?;
+        split(self, &a, sizes, axis)
+    }
+
     /// An `argMax(axis)` composite (int32; the axis length must be known).
     pub fn arg_max(&mut self, a: NodeId, axis: i64) -> Result<NodeId> {
         node_composite!(self, [a], |g, v| crate::ops::compose::arg_extreme(

@@ -321,6 +321,86 @@ pub async fn composites_match_f64_reference(s: &Session) {
         EXACT,
     )
     .await;
+    // windows: slice, pad, tile; concat, stack, split
+    let at = |i: usize, j: usize| x.data[i * 33 + j];
+    let want = Host::from_fn(&[2, 5], |k| at(1 + k / 5, 3 + k % 5));
+    expect("slice([1, 3], [2, 5])", tx.slice(&[1, 3], &[2, 5]), &want, EXACT).await;
+    let want = Host::from_fn(&[3, 30], |k| at(1 + k / 30, 3 + k % 30));
+    expect("slice([1, 3]) to the end", tx.slice(&[1, 3], &[]), &want, EXACT).await;
+    let want = Host::from_fn(&[6, 36], |k| {
+        let (i, j) = (k / 36, k % 36);
+        if (1..5).contains(&i) && (2..35).contains(&j) {
+            at(i - 1, j - 2)
+        } else {
+            -9.0
+        }
+    });
+    expect(
+        "pad([[1,1],[2,1]], -9)",
+        tx.pad(&[(1, 1), (2, 1)], -9.0),
+        &want,
+        EXACT,
+    )
+    .await;
+    let small = Host::from_fn(&[2, 3], |i| i as f32);
+    let want = Host::from_fn(&[4, 9], |k| small.data[(k / 9 % 2) * 3 + k % 9 % 3]);
+    expect("tile([2, 3])", small.upload(s).tile(&[2, 3]), &want, EXACT).await;
+    let other3 = host(&[4, 5], |i| 100.0 + i as f32);
+    let want = Host::from_fn(&[4, 38], |k| {
+        let (i, j) = (k / 38, k % 38);
+        if j < 33 {
+            at(i, j)
+        } else {
+            other3.data[i * 5 + j - 33]
+        }
+    });
+    let to3 = other3.upload(s);
+    expect("concat axis 1", s.concat(&[&tx, &to3], 1), &want, EXACT).await;
+    let want = Host::from_fn(&[2, 4, 33], |k| x.data[k % 132]);
+    expect("stack axis 0", s.stack(&[&tx, &tx], 0), &want, EXACT).await;
+    let parts = tx.split(&[10, 23], 1).unwrap();
+    let want = Host::from_fn(&[4, 23], |k| at(k / 23, 10 + k % 23));
+    expect(
+        "split [10, 23] along 1, second",
+        Ok(parts.into_iter().nth(1).unwrap()),
+        &want,
+        EXACT,
+    )
+    .await;
+    fails_unchanged("INVALID_ARGUMENT", "slice past the end", || {
+        tx.slice(&[3, 0], &[2, -1])
+    });
+    let ts = small.upload(s);
+    fails_unchanged("SHAPE_MISMATCH", "concat of mismatched rows", || {
+        s.concat(&[&tx, &ts], 1)
+    });
+    fails_unchanged("INVALID_ARGUMENT", "split sizes not summing to the axis", || {
+        tx.split(&[10, 10], 1)
+    });
+    // the same in a program, and its JSON round trip
+    let mut p = Program::new("windows");
+    let n = p.input("x", DType::Float32, &[4, 33]).unwrap();
+    let sl = p.slice(n, &[0, 30], &[-1, -1]).unwrap();
+    let pd = p.pad(sl, &[(0, 0), (1, 0)], 5.0).unwrap();
+    let cat = p.join(&[pd, sl], 1, false).unwrap();
+    p.output("cat", cat).unwrap();
+    let json = p.to_json_string();
+    assert_eq!(
+        Program::from_json(&json).unwrap().to_json_string(),
+        json,
+        "windows round-trip in JSON"
+    );
+    let exe = s.compile(&p).unwrap();
+    let got = exe.run(&[("x", &tx)], None).unwrap().pop().unwrap().1;
+    let want = Host::from_fn(&[4, 7], |k| {
+        let (i, j) = (k / 7, k % 7);
+        match j {
+            0 => 5.0,
+            1..=3 => at(i, 29 + j),
+            _ => at(i, 26 + j),
+        }
+    });
+    expect("program slice → pad → concat", Ok(got), &want, EXACT).await;
     fails_unchanged("DTYPE_MISMATCH", "where with a float condition", || {
         tx.select(&tx, &tx)
     });
