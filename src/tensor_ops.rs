@@ -215,8 +215,8 @@ impl Tensor {
         run_composite!([self], |g, v| compose::tile(g, v, reps))
     }
 
-    /// Consecutive slices along `axis` of these sizes (TF.js `split`; [`compose::split_sizes`] for
-    /// a number of equal parts).
+    /// Consecutive slices along `axis` of these sizes (TF.js `split`; JS also takes a number of
+    /// equal parts).
     pub fn split(&self, sizes: &[usize], axis: i64) -> Result<Vec<Tensor>> {
         let s = &self.core.session;
         s.check_open()?;
