@@ -231,6 +231,17 @@ impl Tensor {
         compose::split(&mut Eager(s), self, sizes, axis)
     }
 
+    /// Running sums along `axis` (TF.js `cumsum`; `exclusive` leaves each element out of its own
+    /// sum, `reverse` sums from the end).
+    pub fn cumsum(&self, axis: i64, exclusive: bool, reverse: bool) -> Result<Tensor> {
+        let op = Op::Cumsum {
+            axis,
+            exclusive,
+            reverse,
+        };
+        apply(&self.core.session, &op, &[self])
+    }
+
     /// The first index of the maximum along `axis`, int32.
     pub fn arg_max(&self, axis: i64) -> Result<Tensor> {
         run_composite!([self], |g, v| compose::arg_extreme(g, v, true, axis))
@@ -326,7 +337,7 @@ macro_rules! reduce_ops {
 }
 
 impl Tensor {
-    reduce_ops!(sum => Sum, mean => Mean, max => Max, min => Min);
+    reduce_ops!(sum => Sum, mean => Mean, max => Max, min => Min, prod => Prod);
 
     /// `self op value`, `value` a scalar of this tensor's dtype made for the op and freed after it
     /// (TensorFlow.js's number operands). Checked before anything is made: a failure changes nothing.

@@ -216,6 +216,8 @@ export async function tableOps(session, Program) {
   const [left, right] = z.split(zn, [1, 2], 1);
   z.output('swapped', z.concat([right, left], 1));
   out.programConcat = await session.compile(z).run({ v }).swapped.array();
+  out.prod = await session.tensor([[1, 2, 3], [4, 5, 6]]).prod(1).array();
+  out.cumsum = await session.tensor([1, 2, 3, 4]).cumsum(0, true, true).array();
   for (const t of [x, y, i, r.y, r.eq, ls]) t.dispose();
   exe.dispose();
   return out;
@@ -411,6 +413,8 @@ async fn op_table_js_surface() {
         ("concat", "[[3,1,2],[0,5,5],[-3,-1,-2],[0,-5,-5]]"),
         ("stack", "[2,2,3]"),
         ("programConcat", "[[1,2,3],[5,5,0]]"),
+        ("prod", "[6,120]"),
+        ("cumsum", "[9,7,4,0]"),
     ];
     for (k, want) in expect {
         assert_eq!(json(k), want, "{k}");

@@ -466,7 +466,7 @@ macro_rules! node_reduce {
         )*}
     };
 }
-node_reduce!(sum => Sum, mean => Mean, max => Max, min => Min);
+node_reduce!(sum => Sum, mean => Mean, max => Max, min => Min, prod => Prod);
 
 /// Composite nodes (`ops/compose.rs`): nothing is added when a call is rejected.
 #[wasm_bindgen(js_class = Program)]
@@ -686,6 +686,21 @@ impl JsProgram {
             p.split(a, &sizes, axis).map_err(to_js)?
         };
         Ok(ids.into_iter().map(|id| JsValue::from(self.node(id))).collect())
+    }
+
+    /// A `cumsum(axis = 0, exclusive = false, reverse = false)` node.
+    pub fn cumsum(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "boolean")] exclusive: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "boolean")] reverse: JsValue,
+    ) -> JsResult<JsNode> {
+        let a = self.arg("cumsum: argument 'a'", &a)?;
+        let axis = args::int_or("cumsum: axis", &axis, 0)?;
+        let exclusive = args::bool_or("cumsum: exclusive", &exclusive, false)?;
+        let reverse = args::bool_or("cumsum: reverse", &reverse, false)?;
+        self.composite(|p| p.cumsum(a, axis, exclusive, reverse))
     }
 
     /// An `argMax(axis = -1)` node (int32).

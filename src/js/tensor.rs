@@ -266,7 +266,7 @@ macro_rules! js_reduce {
         )*}
     };
 }
-js_reduce!(sum => Sum, mean => Mean, max => Max, min => Min);
+js_reduce!(sum => Sum, mean => Mean, max => Max, min => Min, prod => Prod);
 
 #[wasm_bindgen(js_class = Tensor)]
 impl JsTensor {
@@ -479,6 +479,22 @@ impl JsTensor {
             None => t.select(&c, &*args::tensor("where: other", &other)?),
         };
         result.map(JsTensor::new).map_err(to_js)
+    }
+
+    /// Running sums along `axis` (default 0); `exclusive`, `reverse` as TF.js.
+    pub fn cumsum(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "boolean")] exclusive: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "boolean")] reverse: JsValue,
+    ) -> JsResult<JsTensor> {
+        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
+        let axis = args::int_or("cumsum: axis", &axis, 0)?;
+        let exclusive = args::bool_or("cumsum: exclusive", &exclusive, false)?;
+        let reverse = args::bool_or("cumsum: reverse", &reverse, false)?;
+        t.cumsum(axis, exclusive, reverse)
+            .map(JsTensor::new)
+            .map_err(to_js)
     }
 
     /// The first index of the maximum along `axis` (default -1), int32.

@@ -251,6 +251,11 @@ pub(crate) fn record(
         Op::Reduce { op, axes, .. } => reduce::reduce(ctx, enc, *op, axes, args[0], out)?,
         Op::Softmax { axis } => reduce::softmax(ctx, enc, *axis, args[0], out)?,
         Op::Where => layout::select(ctx, enc, args[0], args[1], args[2], out),
+        Op::Cumsum {
+            axis,
+            exclusive,
+            reverse,
+        } => reduce::cumsum(ctx, enc, *axis, *exclusive, *reverse, args[0], out)?,
         Op::Window {
             start, tile, value, ..
         } => {

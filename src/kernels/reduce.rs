@@ -8,6 +8,45 @@ use crate::ops::ReduceOp;
 
 const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
 const SOFTMAX: &str = include_str!("../../shaders/softmax.wgsl");
+const CUMSUM: &str = include_str!("../../shaders/cumsum.wgsl");
+
+/// Running sums along `ax` (`shaders/cumsum.wgsl`): one thread per line.
+pub(super) fn cumsum(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    ax: i64,
+    exclusive: bool,
+    reverse: bool,
+    a: Operand,
+    out: Operand,
+) -> Result<()> {
+    let ax = axis("cumsum", ax, a.shape.len())?;
+    let len = a.shape.get(ax).copied().unwrap_or(1);
+    let inner: usize = a.shape[(ax + 1).min(a.shape.len())..].iter().product();
+    let lines = a.len() as usize / len;
+    let t = wgsl_type(a.dtype);
+    let p = ctx
+        .cache
+        .pipeline(ctx.device, "cumsum", t, || format!("alias T = {t};\n{CUMSUM}"));
+    let params = [
+        lines as u32,
+        len as u32,
+        inner as u32,
+        exclusive as u32,
+        reverse as u32,
+    ];
+    let groups = grid((lines as u64).div_ceil(super::WORKGROUP as u64));
+    dispatch(
+        ctx,
+        enc,
+        &p,
+        (out.buffer, out.len()),
+        &params,
+        &[(a.buffer, a.len())],
+        groups,
+    );
+    Ok(())
+}
 
 /// The identity of `op` over `d`, as bits.
 fn identity(op: ReduceOp, d: DType) -> u32 {
@@ -19,6 +58,8 @@ fn identity(op: ReduceOp, d: DType) -> u32 {
         (ReduceOp::Min, DType::Int32) => i32::MAX as u32,
         (ReduceOp::Max, _) => 0,
         (ReduceOp::Min, _) => u32::MAX,
+        (ReduceOp::Prod, DType::Float32) => 1f32.to_bits(),
+        (ReduceOp::Prod, _) => 1,
     }
 }
 
@@ -63,6 +104,7 @@ pub(super) fn reduce(
         ReduceOp::Sum | ReduceOp::Mean => "x + y",
         ReduceOp::Max => "max(x, y)",
         ReduceOp::Min => "min(x, y)",
+        ReduceOp::Prod => "x * y",
     };
     let mean = op == ReduceOp::Mean;
     let key = format!("{op:?}:{t}");

@@ -183,6 +183,11 @@ pub fn infer(op: &Op, args: &[(Dims, DType)]) -> Result<(Dims, DType)> {
             }
             (size.iter().map(|&n| Some(n)).collect(), d)
         }
+        Op::Cumsum { axis: a, .. } => {
+            numeric(name, d)?;
+            axis(name, *a, s.len())?;
+            (s.clone(), d)
+        }
         Op::Where => {
             let ((c, cd), (t, e)) = (&args[1], &args[2]);
             if *cd != DType::Bool {

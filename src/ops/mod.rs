@@ -133,6 +133,8 @@ pub enum ReduceOp {
     Max,
     /// Minimum.
     Min,
+    /// Product.
+    Prod,
 }
 
 /// One operation with its parameters.
@@ -184,6 +186,15 @@ pub enum Op {
         /// The fill value's bits as `f64::to_bits` (representable in the dtype).
         value: u64,
     },
+    /// Running sums along `axis` (TF.js `cumsum(axis, exclusive, reverse)`).
+    Cumsum {
+        /// The axis (negative counts from the end).
+        axis: i64,
+        /// Each output excludes its own element.
+        exclusive: bool,
+        /// Sum from the end.
+        reverse: bool,
+    },
     /// `where(a, cond, b)`: elements of `a` where the bool `cond` holds, else of `b`; all three
     /// broadcast (TF.js `where(cond, a, b)`).
     Where,
@@ -202,12 +213,14 @@ impl Op {
                 ReduceOp::Mean => "mean",
                 ReduceOp::Max => "max",
                 ReduceOp::Min => "min",
+                ReduceOp::Prod => "prod",
             },
             Op::Softmax { .. } => "softmax",
             Op::Reshape { .. } => "reshape",
             Op::Transpose { .. } => "transpose",
             Op::Clone => "clone",
             Op::Where => "where",
+            Op::Cumsum { .. } => "cumsum",
             Op::Window { .. } => "window",
         }
     }
@@ -239,6 +252,7 @@ impl Op {
             "mean" => Mean,
             "max" => Max,
             "min" => Min,
+            "prod" => Prod,
             _ => return None,
         })
     }

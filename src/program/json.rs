@@ -81,6 +81,10 @@ struct NodeJson {
     tile: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     value: Option<Num>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exclusive: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reverse: Option<bool>,
 }
 
 /// A number, or one of the non-finite values JSON cannot spell.
@@ -162,6 +166,15 @@ fn node_json(node: &Node) -> NodeJson {
                 Op::Softmax { axis } => j.axis = Some(*axis),
                 Op::Reshape { shape } => j.shape = Some(shape.clone()),
                 Op::Transpose { perm } => j.perm = perm.clone(),
+                Op::Cumsum {
+                    axis,
+                    exclusive,
+                    reverse,
+                } => {
+                    j.axis = Some(*axis);
+                    j.exclusive = Some(*exclusive);
+                    j.reverse = Some(*reverse);
+                }
                 Op::Window {
                     start,
                     size,
@@ -211,6 +224,8 @@ fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
         size,
         tile,
         value,
+        exclusive,
+        reverse,
     } = j;
     let unexpected = |present: bool, field: &str| {
         if present {
@@ -230,6 +245,8 @@ fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
             ("size", size.is_some()),
             ("tile", tile.is_some()),
             ("value", value.is_some()),
+            ("exclusive", exclusive.is_some()),
+            ("reverse", reverse.is_some()),
             ("name", name.is_some() && op == "constant"),
             ("data", data.is_some() && op != "constant"),
         ] {
@@ -285,6 +302,11 @@ fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
                     "transpose" => Op::Transpose { perm: perm.clone() },
                     "clone" => Op::Clone,
                     "where" => Op::Where,
+                    "cumsum" => Op::Cumsum {
+                        axis: axis.unwrap_or(0),
+                        exclusive: exclusive.unwrap_or(false),
+                        reverse: reverse.unwrap_or(false),
+                    },
                     "window" => Op::Window {
                         start: start.clone().ok_or_else(|| bad(i, "window needs 'start'"))?,
                         size: size.clone().ok_or_else(|| bad(i, "window needs 'size'"))?,
@@ -303,6 +325,7 @@ fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
                         | (Op::Transpose { .. }, "perm")
                         | (Op::Cast(_), "dtype")
                         | (Op::Window { .. }, "start" | "size" | "tile" | "value")
+                        | (Op::Cumsum { .. }, "axis" | "exclusive" | "reverse")
                 )
             };
             for (f, present) in [
@@ -316,6 +339,8 @@ fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
                 ("size", size.is_some()),
                 ("tile", tile.is_some()),
                 ("value", value.is_some()),
+                ("exclusive", exclusive.is_some()),
+                ("reverse", reverse.is_some()),
             ] {
                 if present && !uses(f) {
                     unexpected(true, f)?;

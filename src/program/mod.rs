@@ -250,6 +250,18 @@ impl Program {
         split(self, &a, sizes, axis)
     }
 
+    /// A `cumsum(axis, exclusive, reverse)` node.
+    pub fn cumsum(&mut self, a: NodeId, axis: i64, exclusive: bool, reverse: bool) -> Result<NodeId> {
+        self.op(
+            Op::Cumsum {
+                axis,
+                exclusive,
+                reverse,
+            },
+            &[a],
+        )
+    }
+
     /// An `argMax(axis)` composite (int32; the axis length must be known).
     pub fn arg_max(&mut self, a: NodeId, axis: i64) -> Result<NodeId> {
         node_composite!(self, [a], |g, v| crate::ops::compose::arg_extreme(
@@ -402,7 +414,7 @@ impl Program {
         })
     }
 
-    reduce_nodes!(sum => Sum, mean => Mean, max => Max, min => Min);
+    reduce_nodes!(sum => Sum, mean => Mean, max => Max, min => Min, prod => Prod);
 
     /// `a op value`, `value` a constant scalar of `a`'s dtype (a JS number operand). Inferred before
     /// anything is added, so a rejected call leaves the program as it was.

@@ -461,6 +461,7 @@ pub fn reduce_ref<T: Num>(op: ReduceOp, x: &Host<T>, axes: &[i64], keep: bool) -
             ReduceOp::Sum => T::from_acc(sums[o]),
             ReduceOp::Mean => T::mean(sums[o], count),
             ReduceOp::Max | ReduceOp::Min => ext[o].expect("every output has an input"),
+            ReduceOp::Prod => unreachable!("prod: see table.rs"),
         })
         .collect();
     let shape = if keep {
@@ -612,12 +613,12 @@ fn run_binary(a: &Tensor, op: BinaryOp, b: &Tensor) -> Result<Tensor> {
 }
 
 fn run_reduce(t: &Tensor, op: ReduceOp, axes: &[i64], keep: bool) -> Result<Tensor> {
-    match op {
-        ReduceOp::Sum => t.sum(axes, keep),
-        ReduceOp::Mean => t.mean(axes, keep),
-        ReduceOp::Max => t.max(axes, keep),
-        ReduceOp::Min => t.min(axes, keep),
-    }
+    let op = Op::Reduce {
+        op,
+        axes: axes.to_vec(),
+        keep_dims: keep,
+    };
+    t.apply(&op, &[])
 }
 
 async fn check_unary<T: Num>(s: &Session, op: UnaryOp, x: &Host<T>) {

@@ -401,6 +401,78 @@ pub async fn composites_match_f64_reference(s: &Session) {
         }
     });
     expect("program slice → pad → concat", Ok(got), &want, EXACT).await;
+    // prod over an axis (float32 within 1e-5·n relative; int32 exact, wrapping)
+    let px = host(&[4, 33], |_| rng.f32_in(0.5, 1.5));
+    let want = Host::from_fn(&[4], |r| {
+        px.data[r * 33..(r + 1) * 33]
+            .iter()
+            .map(|&v| v as f64)
+            .product::<f64>() as f32
+    });
+    let prod_tol = Tol::Close {
+        rel: 33e-5,
+        abs: 1e-6,
+    };
+    expect("prod(1) float32", px.upload(s).prod(&[1], false), &want, prod_tol).await;
+    let pi = Host::from_fn(&[3, 5], |i| (i % 7) as i32 - 3);
+    let want = Host::from_fn(&[1, 5], |c| {
+        (0..3).fold(1i32, |acc, r| acc.wrapping_mul(pi.data[r * 5 + c]))
+    });
+    expect(
+        "prod(0, keepDims) int32",
+        pi.upload(s).prod(&[0], true),
+        &want,
+        EXACT,
+    )
+    .await;
+    // cumsum along an axis: plain, exclusive, reverse (float32 within 1e-5·n, int32 exact)
+    let cx = host(&[3, 9, 2], |_| rng.f32_in(-2.0, 2.0));
+    let scan = |exclusive: bool, reverse: bool| {
+        Host::from_fn(&[3, 9, 2], |i| {
+            let (o, k, n) = (i / 18, (i / 2) % 9, i % 2);
+            let ks: Vec<usize> = if reverse {
+                (k..9).collect()
+            } else {
+                (0..=k).collect()
+            };
+            ks.into_iter()
+                .filter(|&j| !(exclusive && j == k))
+                .map(|j| cx.data[o * 18 + j * 2 + n] as f64)
+                .sum::<f64>() as f32
+        })
+    };
+    let scan_tol = Tol::Close { rel: 1e-5, abs: 1e-5 };
+    let tc = cx.upload(s);
+    expect(
+        "cumsum(1)",
+        tc.cumsum(1, false, false),
+        &scan(false, false),
+        scan_tol,
+    )
+    .await;
+    expect(
+        "cumsum(1, exclusive)",
+        tc.cumsum(-2, true, false),
+        &scan(true, false),
+        scan_tol,
+    )
+    .await;
+    expect(
+        "cumsum(1, reverse)",
+        tc.cumsum(1, false, true),
+        &scan(false, true),
+        scan_tol,
+    )
+    .await;
+    let ci = Host::from_fn(&[5], |i| i as i32 + 1);
+    let want = Host {
+        shape: vec![5],
+        data: vec![1, 3, 6, 10, 15],
+    };
+    expect("cumsum int32", ci.upload(s).cumsum(0, false, false), &want, EXACT).await;
+    fails_unchanged("INVALID_ARGUMENT", "cumsum over a missing axis", || {
+        tc.cumsum(3, false, false)
+    });
     fails_unchanged("DTYPE_MISMATCH", "where with a float condition", || {
         tx.select(&tx, &tx)
     });
