@@ -145,8 +145,14 @@ export async function profileCase(session) {
 
 // The op table's JS surface: camelCase names, number operands (scalars of the tensor's dtype, freed
 // after the op), comparisons to Uint8Array, the same ops as program nodes with number constants.
-export async function tableOps(session, Program) {
+export async function tableOps(session, Program, ledger) {
   const out = {};
+  out.moved = []; // rejected calls after which the ledger is not what it was
+  const rejects = (k, f) => {
+    const before = ledger();
+    try { f(); out[k] = 'no error'; } catch (e) { out[k] = e.code; }
+    if (ledger() !== before) out.moved.push(k);
+  };
   const x = session.tensor(new Float32Array([-2, -0.5, 0, 1.5]), [4]);
   const before = session.memory().numBytes;
   const y = x.mul(2);
@@ -158,8 +164,8 @@ export async function tableOps(session, Program) {
   out.logicalNot = Array.from(await x.greater(0).logicalNot().toArray());
   out.floor = Array.from(await x.floor().toArray());
   const i = session.tensor([1, 2, 3], [3], 'int32');
-  try { i.add(0.5); out.fractionalInt = 'no error'; } catch (e) { out.fractionalInt = e.code; }
-  try { i.erf(); out.erfInt = 'no error'; } catch (e) { out.erfInt = e.code; }
+  rejects('fractionalInt', () => i.add(0.5));
+  rejects('erfInt', () => i.erf());
   const p = new Program('table');
   const n = p.input('x', 'float32', [4]);
   p.output('y', p.maximum(p.mul(n, 3), 1));
@@ -178,7 +184,7 @@ export async function tableOps(session, Program) {
   q.output('ls', q.logSoftmax(qn));
   const ls = session.compile(q).run({ x: x.reshape([1, 4]) }).ls;
   out.logSoftmaxSumExp = Array.from(await ls.exp().sum().toArray())[0];
-  try { x.clipByValue(2, 1); out.badClip = 'no error'; } catch (e) { out.badClip = e.code; }
+  rejects('badClip', () => x.clipByValue(2, 1));
   const a = session.tensor([1, 2, 3, 4, 5, 6], [3, 2]);
   out.matmulT = Array.from(await a.matmul(a, true, false).toArray()); // aᵀa
   const ln = x.reshape([1, 4]).layerNorm(session.ones([4]), session.zeros([4]));
@@ -194,9 +200,9 @@ export async function tableOps(session, Program) {
   out.rangeInt = (await session.range(3, 0, -1, 'int32').data()).constructor.name;
   out.eye = await session.eye(2).array();
   out.boolNested = Array.from(await session.tensor([[true, false]], undefined, 'bool').data());
-  try { session.tensor([[1, 2], [3]]); out.ragged = 'no error'; } catch (e) { out.ragged = e.code; }
-  try { session.tensor([[1, 2], 3]); out.ragged2 = 'no error'; } catch (e) { out.ragged2 = e.code; }
-  try { session.range(0, 0); out.emptyRange = 'no error'; } catch (e) { out.emptyRange = e.code; }
+  rejects('ragged', () => session.tensor([[1, 2], [3]]));
+  rejects('ragged2', () => session.tensor([[1, 2], 3]));
+  rejects('emptyRange', () => session.range(0, 0));
   const v = session.tensor([[3, 1, 2], [0, 5, 5]]);
   out.argMax = Array.from(await v.argMax().data());
   out.where = await v.where(v.greater(1), 0).array();
@@ -225,7 +231,7 @@ export async function tableOps(session, Program) {
 "#)]
 extern "C" {
     #[wasm_bindgen(js_name = tableOps)]
-    async fn table_ops(session: JsValue, program: JsValue) -> JsValue;
+    async fn table_ops(session: JsValue, program: JsValue, ledger: JsValue) -> JsValue;
     #[wasm_bindgen(js_name = apiExample)]
     async fn api_example(session: JsValue, program: JsValue) -> JsValue;
     #[wasm_bindgen(js_name = tfjsCases)]
@@ -342,7 +348,15 @@ async fn op_table_js_surface() {
     let s = js_session().await;
     let p: JsValue = affon::js::JsProgram::new("probe".into()).unwrap().into();
     let class = js_sys::Reflect::get(&p, &"constructor".into()).unwrap();
-    let out = table_ops(s, class).await;
+    let out = table_ops(s, class, ledger::js_ledger()).await;
+    assert_eq!(
+        js_sys::JSON::stringify(&field(&out, "moved"))
+            .unwrap()
+            .as_string()
+            .as_deref(),
+        Some("[]"),
+        "a rejected call moved the ledger"
+    );
     assert_eq!(field(&out, "bytesAfterMul").as_f64(), Some(16.0));
     assert_eq!(nums(&field(&out, "mul")), vec![-4.0, -1.0, 0.0, 3.0]);
     assert_eq!(nums(&field(&out, "greater")), vec![0.0, 0.0, 0.0, 1.0]);
