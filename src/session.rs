@@ -526,7 +526,7 @@ impl Session {
     }
 
     /// `SHAPE_MISMATCH` unless `len` values fill `shape`; also admits the tensor.
-    pub(crate) fn check_len(&self, len: usize, shape: &[usize]) -> Result<()> {
+    fn check_len(&self, len: usize, shape: &[usize]) -> Result<()> {
         let n = shape::element_count(shape)?;
         if len as u64 != n {
             return Err(Error::ShapeMismatch(format!(
