@@ -1,9 +1,10 @@
-// A strided copy: out[i] = a[offset(i)], where offset maps the output coordinate through
-// per-dimension source strides. Used by transpose.
-// params: [len, rank, out_dims[rank], src_strides[rank]]
+// gather: out[o, j, q] = a[o, indices[j], q] with the input viewed as [outer, axis, inner] and the
+// output as [outer, n_indices, inner]; an index outside [0, axis) writes 0 (the host checks every
+// index it can see first). params: [len, axis, inner, n_indices]
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
 @group(0) @binding(2) var<storage, read> a: array<u32>;
+@group(0) @binding(3) var<storage, read> indices: array<u32>;
 
 @compute @workgroup_size(256)
 fn main(
@@ -15,14 +16,16 @@ fn main(
     if (i >= params[0]) {
         return;
     }
-    let rank = params[1];
-    var rem = i;
-    var src = 0u;
-    for (var d = i32(rank) - 1; d >= 0; d = d - 1) {
-        let k = u32(d);
-        let dim = params[2u + k];
-        src = src + (rem % dim) * params[2u + rank + k];
-        rem = rem / dim;
+    let axis = params[1];
+    let inner = params[2];
+    let n = params[3];
+    let q = i % inner;
+    let j = (i / inner) % n;
+    let o = i / (inner * n);
+    let idx = bitcast<i32>(indices[j]);
+    if (idx < 0 || u32(idx) >= axis) {
+        out[i] = 0u;
+        return;
     }
-    out[i] = a[src];
+    out[i] = a[(o * axis + u32(idx)) * inner + q];
 }

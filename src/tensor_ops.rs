@@ -176,7 +176,7 @@ impl Tensor {
     /// Elements of `self` where the bool `cond` holds, else of `other`; all three broadcast (TF.js
     /// `where(cond, self, other)`).
     pub fn select(&self, cond: &Tensor, other: &Tensor) -> Result<Tensor> {
-        apply(&self.core.session, &Op::Where, &[self, cond, other])
+        apply(&self.core.session, &Op::Where {}, &[self, cond, other])
     }
 
     /// `select(cond, value)` with `value` a scalar of this tensor's dtype (a JS number operand), made
@@ -192,12 +192,12 @@ impl Tensor {
             (dims(cond), cond.dtype()),
             (vec![], self.dtype()),
         ];
-        let (out, _) = infer(&Op::Where, &args)?;
+        let (out, _) = infer(&Op::Where {}, &args)?;
         self.dtype().word_from_f64(value)?;
         let out: Vec<usize> = out.into_iter().map(|d| d.unwrap_or(0)).collect();
         s.admit(&[4, crate::shape::byte_length(&out)?])?;
         let scalar = crate::session::scalar_in(s, value, self.dtype())?;
-        apply(s, &Op::Where, &[self, cond, &scalar])
+        apply(s, &Op::Where {}, &[self, cond, &scalar])
     }
 
     /// `size` elements from `begin` per dimension (`-1`, or a missing entry: to the end).
@@ -229,17 +229,6 @@ impl Tensor {
         compose::split(&mut dry, &meta, sizes, axis)?;
         s.admit(&dry.made.iter().map(|b| b.unwrap_or(0)).collect::<Vec<_>>())?;
         compose::split(&mut Eager(s), self, sizes, axis)
-    }
-
-    /// Running sums along `axis` (TF.js `cumsum`; `exclusive` leaves each element out of its own
-    /// sum, `reverse` sums from the end).
-    pub fn cumsum(&self, axis: i64, exclusive: bool, reverse: bool) -> Result<Tensor> {
-        let op = Op::Cumsum {
-            axis,
-            exclusive,
-            reverse,
-        };
-        apply(&self.core.session, &op, &[self])
     }
 
     /// The first index of the maximum along `axis`, int32.
@@ -356,44 +345,7 @@ impl Tensor {
 
     /// Matrix product over the last two dims; leading dims broadcast.
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
-        apply(&self.core.session, &Op::MatMul, &[self, other])
-    }
-
-    /// Softmax along `axis` (negative counts from the end).
-    pub fn softmax(&self, axis: i64) -> Result<Tensor> {
-        apply(&self.core.session, &Op::Softmax { axis }, &[self])
-    }
-
-    /// Same elements in a new shape (a copy); one entry may be `-1`.
-    pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
-        apply(
-            &self.core.session,
-            &Op::Reshape {
-                shape: shape.to_vec(),
-            },
-            &[self],
-        )
-    }
-
-    /// Permutes the axes (`None` reverses them).
-    pub fn transpose(&self, perm: Option<&[i64]>) -> Result<Tensor> {
-        apply(
-            &self.core.session,
-            &Op::Transpose {
-                perm: perm.map(|p| p.to_vec()),
-            },
-            &[self],
-        )
-    }
-
-    /// Converts to `dtype` (float→int truncates toward zero; to bool is `x != 0`).
-    pub fn cast(&self, dtype: DType) -> Result<Tensor> {
-        apply(&self.core.session, &Op::Cast(dtype), &[self])
-    }
-
-    /// A copy with its own storage (JS `clone()`).
-    pub fn copy(&self) -> Result<Tensor> {
-        apply(&self.core.session, &Op::Clone, &[self])
+        apply(&self.core.session, &Op::MatMul {}, &[self, other])
     }
 
     /// Applies any op (the JS layer's single entry point).
@@ -403,3 +355,23 @@ impl Tensor {
         apply(&self.core.session, op, &args)
     }
 }
+
+macro_rules! eager_table {
+    (surfaced: [$($e:tt),* $(,)?], internal: [$($i:tt),* $(,)?] $(,)?) => {
+        impl Tensor {
+            $(eager_table!(@one $e);)*
+        }
+    };
+    (@one ($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$a0:ident $(, $a:ident)*],
+        [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*])) => {
+        #[doc = $doc]
+        #[doc = concat!("\n\nThe op table's `", $js, "` (`ops/table.rs`); optional attributes (JS defaults):")]
+        $(#[doc = concat!("`", stringify!($o), "` = `", stringify!($od), "`")])*
+        pub fn $m(&self, $($a: &Tensor,)* $($f: impl Into<$ft>,)* $($o: impl Into<$ot>,)*) -> Result<Tensor> {
+            let op = Op::$v { $($f: $f.into(),)* $($o: $o.into(),)* };
+            apply(&self.core.session, &op, &[self, $($a),*])
+        }
+    };
+}
+crate::kernel_table!(eager_table);

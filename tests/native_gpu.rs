@@ -70,3 +70,8 @@ fn a_request_larger_than_the_device_allows_is_out_of_memory() {
 fn ops_match_cpu_reference() {
     block_on(common::ops::ops_match_cpu_reference(&session(None)));
 }
+
+#[test]
+fn nn_ops_match_f64_reference() {
+    block_on(common::nn::nn_ops_match_f64_reference(&session(None)));
+}

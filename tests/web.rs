@@ -237,3 +237,8 @@ async fn telemetry_metrics_from_js_have_the_record_shape() {
 async fn ops_match_cpu_reference() {
     common::ops::ops_match_cpu_reference(&session().await).await;
 }
+
+#[wasm_bindgen_test]
+async fn nn_ops_match_f64_reference() {
+    common::nn::nn_ops_match_f64_reference(&session().await).await;
+}

@@ -224,6 +224,27 @@ export async function tableOps(session, Program, ledger) {
   out.programConcat = await session.compile(z).run({ v }).swapped.array();
   out.prod = await session.tensor([[1, 2, 3], [4, 5, 6]]).prod(1).array();
   out.cumsum = await session.tensor([1, 2, 3, 4]).cumsum(0, true, true).array();
+  // nn and gather (NHWC, TF.js argument forms)
+  const img = session.tensor([1, 2, 3, 4, 5, 6, 7, 8, 9], [1, 3, 3, 1]);
+  const ones = session.ones([2, 2, 1, 1]);
+  out.conv = await img.conv2d(ones, 1, 'valid').array();
+  out.convSameShape = img.conv2d(ones, [2, 2], 'same').shape;
+  out.convPadShape = img.conv2d(ones, 1, 1, 2).shape;
+  out.maxPool = await img.maxPool(2, 1, 'valid').array();
+  out.avgPool = await img.avgPool(3, 1, 'same').array();
+  out.depthwiseShape = img.depthwiseConv2d(session.ones([1, 1, 1, 2]), 1, 'same').shape;
+  const rows = session.tensor([[1, 2], [3, 4], [5, 6]]);
+  out.gather = await rows.gather(session.tensor([2, 0], undefined, 'int32')).array();
+  out.gatherAxis1 = await rows.gather(session.tensor([1], undefined, 'int32'), 1).array();
+  const cp = new Program('conv');
+  const cx = cp.input('x', 'float32', [-1, 3, 3, 1]);
+  cp.output('y', cp.relu(cp.conv2d(cx, cp.constant([1, 1, 1, 1], [2, 2, 1, 1]), [1, 1], 'valid')));
+  out.programConv = await session.compile(cp).run({ x: img }).y.array();
+  rejects('badPad', () => img.conv2d(ones, 1, 'full'));
+  rejects('zeroStride', () => img.conv2d(ones, [0, 1], 'same'));
+  rejects('channelMismatch', () => img.conv2d(session.ones([2, 2, 2, 1]), 1, 'same'));
+  rejects('gatherFloat', () => rows.gather(rows));
+  rejects('poolNoPad', () => img.maxPool(2, 1));
   for (const t of [x, y, i, r.y, r.eq, ls]) t.dispose();
   exe.dispose();
   return out;
@@ -429,6 +450,20 @@ async fn op_table_js_surface() {
         ("programConcat", "[[1,2,3],[5,5,0]]"),
         ("prod", "[6,120]"),
         ("cumsum", "[9,7,4,0]"),
+        ("conv", "[[[[12],[16]],[[24],[28]]]]"),
+        ("convSameShape", "[1,2,2,1]"),
+        ("convPadShape", "[1,3,3,1]"),
+        ("maxPool", "[[[[5],[6]],[[8],[9]]]]"),
+        ("avgPool", "[[[[3],[3.5],[4]],[[4.5],[5],[5.5]],[[6],[6.5],[7]]]]"),
+        ("depthwiseShape", "[1,3,3,2]"),
+        ("gather", "[[5,6],[1,2]]"),
+        ("gatherAxis1", "[[2],[4],[6]]"),
+        ("programConv", "[[[[12],[16]],[[24],[28]]]]"),
+        ("badPad", "\"INVALID_ARGUMENT\""),
+        ("zeroStride", "\"INVALID_ARGUMENT\""),
+        ("channelMismatch", "\"SHAPE_MISMATCH\""),
+        ("gatherFloat", "\"DTYPE_MISMATCH\""),
+        ("poolNoPad", "\"INVALID_ARGUMENT\""),
     ];
     for (k, want) in expect {
         assert_eq!(json(k), want, "{k}");

@@ -310,7 +310,7 @@ impl JsProgram {
         let ta = args::bool_or("matmul: transposeA", &transpose_a, false)?;
         let tb = args::bool_or("matmul: transposeB", &transpose_b, false)?;
         if !ta && !tb {
-            return self.push_op(Op::MatMul, &[("a", &a), ("b", &b)]);
+            return self.push_op(Op::MatMul {}, &[("a", &a), ("b", &b)]);
         }
         let (a, b) = (
             self.arg("matmul: argument 'a'", &a)?,
@@ -364,55 +364,6 @@ impl JsProgram {
         );
         let eps = args::number_or("batchNorm: varianceEpsilon", &epsilon, 1e-3)?;
         self.composite(|p| p.batch_norm(a, m, v, o, sc, eps))
-    }
-
-    /// A softmax node (axis default -1).
-    pub fn softmax(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
-    ) -> JsResult<JsNode> {
-        let axis = args::int_or("softmax: axis", &axis, -1)?;
-        self.push_op(Op::Softmax { axis }, &[("a", &a)])
-    }
-
-    /// A reshape node.
-    pub fn reshape(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number[]")] shape: JsValue,
-    ) -> JsResult<JsNode> {
-        let shape = args::ints("reshape: shape", &shape)?;
-        self.push_op(Op::Reshape { shape }, &[("a", &a)])
-    }
-
-    /// A transpose node (default reverses).
-    pub fn transpose(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number[]")] perm: JsValue,
-    ) -> JsResult<JsNode> {
-        let perm = args::opt_ints("transpose: perm", &perm)?;
-        self.push_op(Op::Transpose { perm }, &[("a", &a)])
-    }
-
-    /// A cast node.
-    pub fn cast(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "DType")] dtype: JsValue,
-    ) -> JsResult<JsNode> {
-        let dtype = args::dtype("cast: dtype", &dtype)?;
-        self.push_op(Op::Cast(dtype), &[("a", &a)])
-    }
-
-    /// A copy node.
-    #[wasm_bindgen(js_name = clone)]
-    pub fn clone_node(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-    ) -> JsResult<JsNode> {
-        self.push_op(Op::Clone, &[("a", &a)])
     }
 }
 
@@ -591,7 +542,7 @@ impl JsProgram {
             Some(v) => self.composite(|p| {
                 let dtype = crate::ops::compose::Graph::meta(p, &a)?.1;
                 let (dims, cd) = crate::ops::compose::Graph::meta(p, &c)?;
-                crate::ops::infer(&Op::Where, &[(vec![], dtype), (dims, cd), (vec![], dtype)])?;
+                crate::ops::infer(&Op::Where {}, &[(vec![], dtype), (dims, cd), (vec![], dtype)])?;
                 dtype.word_from_f64(v)?;
                 let k = p.constant(&[v], &[], dtype)?;
                 p.select(a, c, k)
@@ -686,21 +637,6 @@ impl JsProgram {
             p.split(a, &sizes, axis).map_err(to_js)?
         };
         Ok(ids.into_iter().map(|id| JsValue::from(self.node(id))).collect())
-    }
-
-    /// A `cumsum(axis = 0, exclusive = false, reverse = false)` node.
-    pub fn cumsum(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "boolean")] exclusive: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "boolean")] reverse: JsValue,
-    ) -> JsResult<JsNode> {
-        let a = self.arg("cumsum: argument 'a'", &a)?;
-        let axis = args::int_or("cumsum: axis", &axis, 0)?;
-        let exclusive = args::bool_or("cumsum: exclusive", &exclusive, false)?;
-        let reverse = args::bool_or("cumsum: reverse", &reverse, false)?;
-        self.composite(|p| p.cumsum(a, axis, exclusive, reverse))
     }
 
     /// An `argMax(axis = -1)` node (int32).
@@ -963,3 +899,31 @@ impl JsExecutionState {
         }
     }
 }
+
+macro_rules! js_node_table {
+    (surfaced: [$($e:tt),* $(,)?], internal: [$($i:tt),* $(,)?] $(,)?) => {
+        $(js_node_table!(@one $e);)*
+    };
+    (@one ($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$($a:ident),*],
+        [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*])) => {
+        #[wasm_bindgen(js_class = Program)]
+        impl JsProgram {
+        #[doc = concat!("A `", $js, "` node: ", $doc)]
+        #[wasm_bindgen(js_name = $js)]
+        pub fn $m(
+            &self,
+            $(#[wasm_bindgen(unchecked_param_type = "ProgramNode")] $a: JsValue,)*
+            $(#[wasm_bindgen(js_name = $fk, unchecked_param_type = $fts)] $f: JsValue,)*
+            $(#[wasm_bindgen(js_name = $ok, unchecked_optional_param_type = $ots)] $o: JsValue,)*
+        ) -> JsResult<JsNode> {
+            let op = Op::$v {
+                $($f: args::attr(concat!($js, ": ", $fk), &$f)?,)*
+                $($o: args::attr_or(concat!($js, ": ", $ok), &$o, || <$ot>::from($od))?,)*
+            };
+            self.push_op(op, &[$((stringify!($a), &$a)),*])
+        }
+        }
+    };
+}
+crate::kernel_table!(js_node_table);

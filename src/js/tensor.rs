@@ -281,7 +281,7 @@ impl JsTensor {
         let ta = args::bool_or("matmul: transposeA", &transpose_a, false)?;
         let tb = args::bool_or("matmul: transposeB", &transpose_b, false)?;
         if !ta && !tb {
-            return self.op(Op::MatMul, &[("other", &other)]);
+            return self.op(Op::MatMul {}, &[("other", &other)]);
         }
         let b = args::tensor("matmul: argument 'other'", &other)?;
         t.matmul_t(&b, ta, tb).map(JsTensor::new).map_err(to_js)
@@ -321,44 +321,6 @@ impl JsTensor {
         t.batch_norm(&m, &v, o.as_deref(), sc.as_deref(), eps)
             .map(JsTensor::new)
             .map_err(to_js)
-    }
-
-    /// Softmax along `axis` (default -1).
-    pub fn softmax(
-        &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
-    ) -> JsResult<JsTensor> {
-        let axis = args::int_or("softmax: axis", &axis, -1)?;
-        self.op(Op::Softmax { axis }, &[])
-    }
-
-    /// Same elements, new shape (one entry may be -1).
-    pub fn reshape(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "number[]")] shape: JsValue,
-    ) -> JsResult<JsTensor> {
-        let shape = args::ints("reshape: shape", &shape)?;
-        self.op(Op::Reshape { shape }, &[])
-    }
-
-    /// Permutes axes (default reverses).
-    pub fn transpose(
-        &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "number[]")] perm: JsValue,
-    ) -> JsResult<JsTensor> {
-        let perm = args::opt_ints("transpose: perm", &perm)?;
-        self.op(Op::Transpose { perm }, &[])
-    }
-
-    /// Converts to `dtype`.
-    pub fn cast(&self, #[wasm_bindgen(unchecked_param_type = "DType")] dtype: JsValue) -> JsResult<JsTensor> {
-        self.op(Op::Cast(args::dtype("cast: dtype", &dtype)?), &[])
-    }
-
-    /// A copy with its own storage.
-    #[wasm_bindgen(js_name = clone)]
-    pub fn clone_tensor(&self) -> JsResult<JsTensor> {
-        self.op(Op::Clone, &[])
     }
 }
 
@@ -481,22 +443,6 @@ impl JsTensor {
         result.map(JsTensor::new).map_err(to_js)
     }
 
-    /// Running sums along `axis` (default 0); `exclusive`, `reverse` as TF.js.
-    pub fn cumsum(
-        &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "boolean")] exclusive: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "boolean")] reverse: JsValue,
-    ) -> JsResult<JsTensor> {
-        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let axis = args::int_or("cumsum: axis", &axis, 0)?;
-        let exclusive = args::bool_or("cumsum: exclusive", &exclusive, false)?;
-        let reverse = args::bool_or("cumsum: reverse", &reverse, false)?;
-        t.cumsum(axis, exclusive, reverse)
-            .map(JsTensor::new)
-            .map_err(to_js)
-    }
-
     /// The first index of the maximum along `axis` (default -1), int32.
     #[wasm_bindgen(js_name = argMax)]
     pub fn arg_max(
@@ -590,3 +536,32 @@ impl JsTensor {
         Ok(out.into_iter().map(|x| JsValue::from(JsTensor::new(x))).collect())
     }
 }
+
+macro_rules! js_tensor_table {
+    (surfaced: [$($e:tt),* $(,)?], internal: [$($i:tt),* $(,)?] $(,)?) => {
+        $(js_tensor_table!(@one $e);)*
+    };
+    (@one ($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$a0:ident $(, $a:ident)*],
+        [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*])) => {
+        #[wasm_bindgen(js_class = Tensor)]
+        impl JsTensor {
+        #[doc = $doc]
+        #[wasm_bindgen(js_name = $js)]
+        pub fn $m(
+            &self,
+            $(#[wasm_bindgen(unchecked_param_type = "Tensor")] $a: JsValue,)*
+            $(#[wasm_bindgen(js_name = $fk, unchecked_param_type = $fts)] $f: JsValue,)*
+            $(#[wasm_bindgen(js_name = $ok, unchecked_optional_param_type = $ots)] $o: JsValue,)*
+        ) -> JsResult<JsTensor> {
+            self.live()?; // a disposed tensor is DISPOSED whatever the arguments
+            let op = Op::$v {
+                $($f: args::attr(concat!($js, ": ", $fk), &$f)?,)*
+                $($o: args::attr_or(concat!($js, ": ", $ok), &$o, || <$ot>::from($od))?,)*
+            };
+            self.op(op, &[$((stringify!($a), &$a)),*])
+        }
+        }
+    };
+}
+crate::kernel_table!(js_tensor_table);

@@ -3,6 +3,7 @@
 
 use super::{broadcast_strides, dispatch, grid, wgsl_type, Ctx, Operand, WORKGROUP};
 use crate::dtype::DType;
+use crate::error::Result;
 use crate::ops::{BinaryOp, Rule, UnaryOp};
 
 const UNARY: &str = include_str!("../../shaders/unary.wgsl");
@@ -141,11 +142,18 @@ fn convert_fn(from: DType, to: DType) -> String {
     format!("fn convert(w: u32) -> u32 {{ return {body}; }}\n")
 }
 
-pub(super) fn cast(ctx: &Ctx, enc: &mut wgpu::CommandEncoder, a: Operand, out: Operand) {
+pub(crate) fn cast(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    args: &[Operand],
+    out: Operand,
+    _dtype: &DType,
+) -> Result<()> {
+    let a = args[0];
     let len = out.len();
     if a.dtype == out.dtype {
         enc.copy_buffer_to_buffer(a.buffer, 0, out.buffer, 0, len * 4);
-        return;
+        return Ok(());
     }
     let key = format!("{}->{}", a.dtype, out.dtype);
     let p = ctx.cache.pipeline(ctx.device, "cast", &key, || {
@@ -160,4 +168,5 @@ pub(super) fn cast(ctx: &Ctx, enc: &mut wgpu::CommandEncoder, a: Operand, out: O
         &[(a.buffer, a.len())],
         groups(len),
     );
+    Ok(())
 }

@@ -2,6 +2,8 @@
 //! large outputs, `shaders/matmul_small.wgsl` (16×16 tiles, one output per thread) when the large
 //! tiling would leave too few workgroups to fill the device (fewer than [`MIN_LARGE_GROUPS`]).
 
+use crate::error::Result;
+
 use super::{dispatch, strides, wgsl_type, Ctx, Operand, MAX_GROUPS_PER_DIM};
 
 const MATMUL: &str = include_str!("../../shaders/matmul.wgsl");
@@ -15,7 +17,13 @@ const SMALL_TILE: usize = 16;
 /// (whose products have 64×256 and 64×10 outputs) 1.7× slower when it was used for everything.
 const MIN_LARGE_GROUPS: usize = 16;
 
-pub(super) fn matmul(ctx: &Ctx, enc: &mut wgpu::CommandEncoder, a: Operand, b: Operand, out: Operand) {
+pub(crate) fn matmul(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    args: &[Operand],
+    out: Operand,
+) -> Result<()> {
+    let (a, b) = (args[0], args[1]);
     let (ra, rb, ro) = (a.shape.len(), b.shape.len(), out.shape.len());
     let (m, k, n) = (a.shape[ra - 2], a.shape[ra - 1], b.shape[rb - 1]);
     let batch_dims = &out.shape[..ro - 2];
@@ -68,4 +76,5 @@ pub(super) fn matmul(ctx: &Ctx, enc: &mut wgpu::CommandEncoder, a: Operand, b: O
             }
         }
     }
+    Ok(())
 }

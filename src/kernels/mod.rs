@@ -6,6 +6,7 @@
 //! `array<u32>` of parameters, `@binding(2..)` the inputs. Every dtype is one 32-bit word per element;
 //! kernels `bitcast` to the element type `T` the host prepends (`alias T = f32;`).
 
+mod conv;
 mod elementwise;
 mod fused;
 mod layout;
@@ -246,26 +247,26 @@ pub(crate) fn record(
     match op {
         Op::Unary(u) => elementwise::unary(ctx, enc, *u, args[0], out),
         Op::Binary(b) => elementwise::binary(ctx, enc, *b, args[0], args[1], out),
-        Op::Cast(_) => elementwise::cast(ctx, enc, args[0], out),
-        Op::MatMul => matmul::matmul(ctx, enc, args[0], args[1], out),
         Op::Reduce { op, axes, .. } => reduce::reduce(ctx, enc, *op, axes, args[0], out)?,
-        Op::Softmax { axis } => reduce::softmax(ctx, enc, *axis, args[0], out)?,
-        Op::Where => layout::select(ctx, enc, args[0], args[1], args[2], out),
-        Op::Cumsum {
-            axis,
-            exclusive,
-            reverse,
-        } => reduce::cumsum(ctx, enc, *axis, *exclusive, *reverse, args[0], out)?,
-        Op::Window {
-            start, tile, value, ..
-        } => {
-            let word = out.dtype.word_from_f64(f64::from_bits(*value))?;
-            layout::window(ctx, enc, start, *tile, word, args[0], out)
-        }
-        Op::Reshape { .. } | Op::Clone => {
-            enc.copy_buffer_to_buffer(args[0].buffer, 0, out.buffer, 0, out.len() * 4)
-        }
-        Op::Transpose { perm } => layout::transpose(ctx, enc, perm.as_deref(), args[0], out)?,
+        _ => table_kernel(ctx, enc, op, args, out)?,
     }
     Ok(())
 }
+
+macro_rules! kernel_dispatch {
+    (surfaced: [$($e:tt),* $(,)?], internal: [$($i:tt),* $(,)?] $(,)?) => {
+        kernel_dispatch!(@all $($e,)* $($i,)*);
+    };
+    (@all $(($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$($a:ident),*],
+        [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*]),)*) => {
+        /// Records an op-table op through the kernel its entry names.
+        fn table_kernel(ctx: &Ctx, enc: &mut wgpu::CommandEncoder, op: &Op, args: &[Operand], out: Operand) -> Result<()> {
+            match op {
+                $(Op::$v { $($f,)* $($o,)* } => $k(ctx, enc, args, out, $($f,)* $($o,)*),)*
+                Op::Unary(_) | Op::Binary(_) | Op::Reduce { .. } => unreachable!("recorded by record"),
+            }
+        }
+    };
+}
+crate::kernel_table!(kernel_dispatch);

@@ -11,15 +11,16 @@ const SOFTMAX: &str = include_str!("../../shaders/softmax.wgsl");
 const CUMSUM: &str = include_str!("../../shaders/cumsum.wgsl");
 
 /// Running sums along `ax` (`shaders/cumsum.wgsl`): one thread per line.
-pub(super) fn cumsum(
+pub(crate) fn cumsum(
     ctx: &Ctx,
     enc: &mut wgpu::CommandEncoder,
-    ax: i64,
-    exclusive: bool,
-    reverse: bool,
-    a: Operand,
+    args: &[Operand],
     out: Operand,
+    &ax: &i64,
+    &exclusive: &bool,
+    &reverse: &bool,
 ) -> Result<()> {
+    let a = args[0];
     let ax = axis("cumsum", ax, a.shape.len())?;
     let len = a.shape.get(ax).copied().unwrap_or(1);
     let inner: usize = a.shape[(ax + 1).min(a.shape.len())..].iter().product();
@@ -124,13 +125,14 @@ pub(super) fn reduce(
     Ok(())
 }
 
-pub(super) fn softmax(
+pub(crate) fn softmax(
     ctx: &Ctx,
     enc: &mut wgpu::CommandEncoder,
-    ax: i64,
-    a: Operand,
+    args: &[Operand],
     out: Operand,
+    &ax: &i64,
 ) -> Result<()> {
+    let a = args[0];
     debug_assert_eq!(a.dtype, DType::Float32);
     let ax = axis("softmax", ax, a.shape.len())?;
     let len = a.shape.get(ax).copied().unwrap_or(1);

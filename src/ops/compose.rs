@@ -169,7 +169,7 @@ pub(crate) fn all_any<G: Graph>(
         return Err(Error::DtypeMismatch(format!("{name} needs bool, got {d}")));
     }
     reduce_axes(name, axes, s.len())?;
-    let words = g.op(Op::Cast(DType::Uint32), &[x])?;
+    let words = g.op(Op::Cast { dtype: DType::Uint32 }, &[x])?;
     let r = reduce(
         g,
         if any { ReduceOp::Max } else { ReduceOp::Min },
@@ -177,7 +177,7 @@ pub(crate) fn all_any<G: Graph>(
         axes,
         keep_dims,
     )?;
-    g.op(Op::Cast(DType::Bool), &[&r])
+    g.op(Op::Cast { dtype: DType::Bool }, &[&r])
 }
 
 /// A builder that only infers: runs a composite to learn every value it would make, without
@@ -333,7 +333,10 @@ pub(crate) fn matmul_t<G: Graph>(g: &mut G, a: &G::V, b: &G::V, ta: bool, tb: bo
     };
     let at = if ta { swap(g, a, "a")? } else { None };
     let bt = if tb { swap(g, b, "b")? } else { None };
-    g.op(Op::MatMul, &[at.as_ref().unwrap_or(a), bt.as_ref().unwrap_or(b)])
+    g.op(
+        Op::MatMul {},
+        &[at.as_ref().unwrap_or(a), bt.as_ref().unwrap_or(b)],
+    )
 }
 
 /// `argMax(axis)` / `argMin(axis)` → int32: the first index of the extreme along `axis`
@@ -366,7 +369,7 @@ pub(crate) fn arg_extreme<G: Graph>(g: &mut G, x: &G::V, max: bool, axis: i64) -
     let hit = binary(g, BinaryOp::Equal, x, &m)?;
     let idx = g.constant(&iota, &iota_shape, DType::Int32)?;
     let none = g.scalar(n as f64, DType::Int32)?;
-    let cand = g.op(Op::Where, &[&idx, &hit, &none])?;
+    let cand = g.op(Op::Where {}, &[&idx, &hit, &none])?;
     reduce(g, ReduceOp::Min, &cand, &[axis], false)
 }
 
@@ -388,7 +391,12 @@ pub(crate) fn one_hot<G: Graph>(g: &mut G, indices: &G::V, depth: usize) -> Resu
     let iota: Vec<f64> = (0..depth).map(|i| i as f64).collect();
     let classes = g.constant(&iota, &[depth], DType::Int32)?;
     let hit = binary(g, BinaryOp::Equal, &col, &classes)?;
-    g.op(Op::Cast(DType::Float32), &[&hit])
+    g.op(
+        Op::Cast {
+            dtype: DType::Float32,
+        },
+        &[&hit],
+    )
 }
 
 /// `SHAPE_MISMATCH` for a scalar where an axis is needed.
@@ -426,7 +434,7 @@ fn window<G: Graph>(
             start,
             size,
             tile,
-            value: value.to_bits(),
+            value: value.into(),
         },
         &[x],
     )
@@ -543,7 +551,7 @@ pub(crate) fn concat<G: Graph>(g: &mut G, xs: &[&G::V], axis: i64) -> Result<G::
                 mshape[ax] = total;
                 let mask: Vec<f64> = (0..total).map(|i| (i >= at && i < at + n) as u8 as f64).collect();
                 let m = g.constant(&mask, &mshape, DType::Bool)?;
-                g.op(Op::Where, &[&placed, &m, &prev])?
+                g.op(Op::Where {}, &[&placed, &m, &prev])?
             }
         });
         at += n;

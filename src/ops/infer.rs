@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 /// A shape whose dims may be unknown (`None`, a dynamic dim) until a run specialises it.
 pub type Dims = Vec<Option<usize>>;
 
-fn show(d: &[Option<usize>]) -> String {
+pub(super) fn show(d: &[Option<usize>]) -> String {
     let parts: Vec<String> = d
         .iter()
         .map(|x| x.map_or("-1".to_string(), |n| n.to_string()))
@@ -107,7 +107,7 @@ pub fn broadcast(op: &str, a: &[Option<usize>], b: &[Option<usize>]) -> Result<D
     Ok(out)
 }
 
-fn numeric(op: &str, d: DType) -> Result<()> {
+pub(super) fn numeric(op: &str, d: DType) -> Result<()> {
     if d == DType::Bool {
         return Err(Error::DtypeMismatch(format!(
             "{op} needs a numeric tensor, got bool"
@@ -159,80 +159,6 @@ pub fn infer(op: &Op, args: &[(Dims, DType)]) -> Result<(Dims, DType)> {
             let (t, e) = (&args[1].0, args[1].1);
             (broadcast(name, s, t)?, elementwise_dtype(name, b.rule(), d, e)?)
         }
-        Op::Cast(to) => (s.clone(), *to),
-        Op::Clone => (s.clone(), d),
-        Op::Window {
-            start, size, value, ..
-        } => {
-            if start.len() != s.len() || size.len() != s.len() {
-                return Err(Error::InvalidArgument(format!(
-                    "window: start {start:?} and size {size:?} must have one entry per dimension of {}",
-                    show(s)
-                )));
-            }
-            d.word_from_f64(f64::from_bits(*value))?;
-            crate::shape::element_count(size)?;
-            let max = i32::MAX as i64;
-            let too_big = start.iter().any(|&x| x.abs() > max)
-                || s.iter().any(|d| d.is_some_and(|n| n as i64 > max))
-                || size.iter().any(|&n| n as i64 > max);
-            if too_big {
-                return Err(Error::InvalidArgument(format!(
-                    "window: dims and offsets must be below 2^31, got {start:?} {size:?}"
-                )));
-            }
-            (size.iter().map(|&n| Some(n)).collect(), d)
-        }
-        Op::Cumsum { axis: a, .. } => {
-            numeric(name, d)?;
-            axis(name, *a, s.len())?;
-            (s.clone(), d)
-        }
-        Op::Where => {
-            let ((c, cd), (t, e)) = (&args[1], &args[2]);
-            if *cd != DType::Bool {
-                return Err(Error::DtypeMismatch(format!(
-                    "where: the condition must be bool, got {cd}"
-                )));
-            }
-            if d != *e {
-                return Err(Error::DtypeMismatch(format!(
-                    "where: the two branches differ in dtype ({d} and {e})"
-                )));
-            }
-            (broadcast(name, &broadcast(name, s, c)?, t)?, d)
-        }
-        Op::MatMul => {
-            let (t, e) = (&args[1].0, args[1].1);
-            numeric(name, d)?;
-            if d != e {
-                return Err(Error::DtypeMismatch(format!(
-                    "matmul: dtypes differ ({d} and {e})"
-                )));
-            }
-            if s.len() < 2 || t.len() < 2 {
-                return Err(Error::ShapeMismatch(format!(
-                    "matmul needs rank ≥ 2 on both sides, got {} and {}",
-                    show(s),
-                    show(t)
-                )));
-            }
-            let (m, k1) = (s[s.len() - 2], s[s.len() - 1]);
-            let (k2, n) = (t[t.len() - 2], t[t.len() - 1]);
-            if let (Some(x), Some(y)) = (k1, k2) {
-                if x != y {
-                    return Err(Error::ShapeMismatch(format!(
-                        "matmul: inner dimensions differ: {} × {} ({x} vs {y})",
-                        show(s),
-                        show(t)
-                    )));
-                }
-            }
-            let mut out = broadcast("matmul (batch dims)", &s[..s.len() - 2], &t[..t.len() - 2])?;
-            out.push(m);
-            out.push(n);
-            (out, d)
-        }
         Op::Reduce {
             op: r,
             axes,
@@ -254,22 +180,29 @@ pub fn infer(op: &Op, args: &[(Dims, DType)]) -> Result<(Dims, DType)> {
                 .collect();
             (out, d)
         }
-        Op::Softmax { axis: a } => {
-            if d != DType::Float32 {
-                return Err(Error::DtypeMismatch(format!("softmax needs float32, got {d}")));
-            }
-            axis(name, *a, s.len())?;
-            (s.clone(), d)
-        }
-        Op::Reshape { shape } => (reshape(s, shape)?, d),
-        Op::Transpose { perm } => {
-            let p = permutation(perm.as_deref(), s.len())?;
-            (p.iter().map(|&i| s[i]).collect(), d)
-        }
+        _ => return table_rule(op, args),
     })
 }
 
-fn reshape(s: &[Option<usize>], target: &[i64]) -> Result<Dims> {
+macro_rules! infer_table {
+    (surfaced: [$($e:tt),* $(,)?], internal: [$($i:tt),* $(,)?] $(,)?) => {
+        infer_table!(@all $($e,)* $($i,)*);
+    };
+    (@all $(($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$($a:ident),*],
+        [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*]),)*) => {
+        /// The rule of an op-table op: `rules::<method>(args, attributes…)`.
+        fn table_rule(op: &Op, args: &[(Dims, DType)]) -> Result<(Dims, DType)> {
+            match op {
+                $(Op::$v { $($f,)* $($o,)* } => super::rules::$m(args, $($f,)* $($o,)*),)*
+                Op::Unary(_) | Op::Binary(_) | Op::Reduce { .. } => unreachable!("handled by infer"),
+            }
+        }
+    };
+}
+crate::kernel_table!(infer_table);
+
+pub(super) fn reshape(s: &[Option<usize>], target: &[i64]) -> Result<Dims> {
     let inferred = target.iter().filter(|&&x| x == -1).count();
     let max = crate::shape::MAX_ELEMENTS as i64;
     if inferred > 1 || target.iter().any(|&x| x == 0 || x < -1 || x > max) {
@@ -366,13 +299,13 @@ mod tests {
             "INVALID_ARGUMENT"
         );
         assert_eq!(
-            infer(&Op::MatMul, &[(k(&[5, 2, 3]), f), (k(&[3, 4]), f)])
+            infer(&Op::MatMul {}, &[(k(&[5, 2, 3]), f), (k(&[3, 4]), f)])
                 .unwrap()
                 .0,
             k(&[5, 2, 4])
         );
         assert_eq!(
-            infer(&Op::MatMul, &[(k(&[2, 3]), f), (k(&[2, 4]), f)])
+            infer(&Op::MatMul {}, &[(k(&[2, 3]), f), (k(&[2, 4]), f)])
                 .unwrap_err()
                 .code(),
             "SHAPE_MISMATCH"

@@ -5,15 +5,18 @@
 //! program input), so the same rules validate a program at compile time (dynamic dims unknown) and
 //! each specialisation at run time (every dim known).
 
+mod attr;
 pub(crate) mod compose;
 pub mod infer;
+pub(crate) mod rules;
 mod table;
+
+pub(crate) use attr::Num;
+pub use attr::{Fill, Pad, PadMode, Pair};
 
 pub(crate) use table::binary_helpers;
 
 pub use infer::{infer, Dims};
-
-use crate::dtype::DType;
 
 /// How an elementwise op treats dtypes (the `rule` column of the op table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,103 +140,84 @@ pub enum ReduceOp {
     Prod,
 }
 
-/// One operation with its parameters.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Op {
-    /// Elementwise unary.
-    Unary(UnaryOp),
-    /// Elementwise binary with broadcasting.
-    Binary(BinaryOp),
-    /// Converts to another dtype (float→int truncates toward zero; to bool is `x != 0`).
-    Cast(DType),
-    /// `[..., M, K] × [..., K, N] → [..., M, N]`; leading (batch) dims broadcast.
-    MatMul,
-    /// Reduction over `axes` (empty: all axes); `keep_dims` keeps reduced axes as 1.
-    Reduce {
-        /// Which reduction.
-        op: ReduceOp,
-        /// Axes to reduce (negative counts from the end); empty reduces everything.
-        axes: Vec<i64>,
-        /// Keep reduced axes with size 1.
-        keep_dims: bool,
-    },
-    /// Softmax along `axis` (negative counts from the end).
-    Softmax {
-        /// The axis.
-        axis: i64,
-    },
-    /// Same elements, new shape; one entry may be `-1` (inferred).
-    Reshape {
-        /// The target shape.
-        shape: Vec<i64>,
-    },
-    /// Permutes axes; `None` reverses them.
-    Transpose {
-        /// The permutation.
-        perm: Option<Vec<i64>>,
-    },
-    /// A copy.
-    Clone,
-    /// A window onto the input: output coordinate `c` reads input coordinate `c + start` (modulo the
-    /// input's size with `tile`), or `value` outside it — `slice`, `pad` and `tile` (`ops/compose.rs`).
-    Window {
-        /// Offset per dimension (negative: padding before).
-        start: Vec<i64>,
-        /// The output shape.
-        size: Vec<usize>,
-        /// Read modulo the input's size (tiling).
-        tile: bool,
-        /// The fill value's bits as `f64::to_bits` (representable in the dtype).
-        value: u64,
-    },
-    /// Running sums along `axis` (TF.js `cumsum(axis, exclusive, reverse)`).
-    Cumsum {
-        /// The axis (negative counts from the end).
-        axis: i64,
-        /// Each output excludes its own element.
-        exclusive: bool,
-        /// Sum from the end.
-        reverse: bool,
-    },
-    /// `where(a, cond, b)`: elements of `a` where the bool `cond` holds, else of `b`; all three
-    /// broadcast (TF.js `where(cond, a, b)`).
-    Where,
+impl ReduceOp {
+    /// Every reduction.
+    pub const ALL: &'static [ReduceOp] = &[
+        ReduceOp::Sum,
+        ReduceOp::Mean,
+        ReduceOp::Max,
+        ReduceOp::Min,
+        ReduceOp::Prod,
+    ];
+
+    /// The JS, JSON and origin name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Mean => "mean",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+            ReduceOp::Prod => "prod",
+        }
+    }
 }
 
-impl Op {
-    /// The name used in program JSON, profiles and telemetry origins.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Op::Unary(u) => u.name(),
-            Op::Binary(b) => b.name(),
-            Op::Cast(_) => "cast",
-            Op::MatMul => "matmul",
-            Op::Reduce { op, .. } => match op {
-                ReduceOp::Sum => "sum",
-                ReduceOp::Mean => "mean",
-                ReduceOp::Max => "max",
-                ReduceOp::Min => "min",
-                ReduceOp::Prod => "prod",
+macro_rules! define_op {
+    (surfaced: [$($e:tt),* $(,)?], internal: [$($i:tt),* $(,)?] $(,)?) => {
+        define_op!(@all $($e,)* $($i,)*);
+    };
+    (@all $(($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$($a:ident),*],
+        [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*]),)*) => {
+        /// One operation with its parameters: the elementwise and reduction families, and one
+        /// variant per entry of the op table's `kernel_table!` (`ops/table.rs`).
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        pub enum Op {
+            /// Elementwise unary.
+            Unary(UnaryOp),
+            /// Elementwise binary with broadcasting.
+            Binary(BinaryOp),
+            /// Reduction over `axes` (empty: all axes); `keep_dims` keeps reduced axes as 1.
+            Reduce {
+                /// Which reduction.
+                op: ReduceOp,
+                /// Axes to reduce (negative counts from the end); empty reduces everything.
+                axes: Vec<i64>,
+                /// Keep reduced axes with size 1.
+                keep_dims: bool,
             },
-            Op::Softmax { .. } => "softmax",
-            Op::Reshape { .. } => "reshape",
-            Op::Transpose { .. } => "transpose",
-            Op::Clone => "clone",
-            Op::Where => "where",
-            Op::Cumsum { .. } => "cumsum",
-            Op::Window { .. } => "window",
+            $(#[doc = $doc] $v {
+                $(#[doc = concat!("`", $fk, "`")] $f: $ft,)*
+                $(#[doc = concat!("`", $ok, "` (default `", stringify!($od), "`)")] $o: $ot,)*
+            },)*
         }
-    }
 
-    /// Number of tensor arguments.
-    pub fn arity(&self) -> usize {
-        match self {
-            Op::Binary(_) | Op::MatMul => 2,
-            Op::Where => 3,
-            _ => 1,
+        impl Op {
+            /// The name used in program JSON, profiles and telemetry origins.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    Op::Unary(u) => u.name(),
+                    Op::Binary(b) => b.name(),
+                    Op::Reduce { op, .. } => op.name(),
+                    $(Op::$v { .. } => $js,)*
+                }
+            }
+
+            /// Number of tensor arguments.
+            pub fn arity(&self) -> usize {
+                match self {
+                    Op::Unary(_) | Op::Reduce { .. } => 1,
+                    Op::Binary(_) => 2,
+                    $(Op::$v { .. } => [$(stringify!($a)),*].len(),)*
+                }
+            }
         }
-    }
+    };
+}
 
+crate::kernel_table!(define_op);
+
+impl Op {
     /// The unary op of this name, if any.
     pub fn unary(name: &str) -> Option<UnaryOp> {
         UnaryOp::ALL.iter().copied().find(|u| u.name() == name)
@@ -246,14 +230,6 @@ impl Op {
 
     /// The reduction of this name, if any.
     pub fn reduce(name: &str) -> Option<ReduceOp> {
-        use ReduceOp::*;
-        Some(match name {
-            "sum" => Sum,
-            "mean" => Mean,
-            "max" => Max,
-            "min" => Min,
-            "prod" => Prod,
-            _ => return None,
-        })
+        ReduceOp::ALL.iter().copied().find(|r| r.name() == name)
     }
 }

@@ -88,6 +88,72 @@ macro_rules! binary_table {
     };
 }
 
+/// The ops with attributes or kernels of their own. Each entry:
+/// `(method, Variant, "jsName", "doc", kernel, [tensor args], [required attrs], [optional attrs])`,
+/// an attribute written `field "jsonAndJsName": Type => "TypeScript type"` and an optional one
+/// `field "name": Type = default => "TypeScript type"`. `kernel` is the recording function in
+/// `crate::kernels` (called with the operands, the output and each attribute); the shape and dtype
+/// rule is `ops::rules::<method>` (called with the argument types and each attribute). From the
+/// entry come: the `Op` variant (`ops/mod.rs`), its name and arity, inference (`ops/infer.rs`), the
+/// kernel dispatch (`kernels/mod.rs`), the JSON fields (`program/json.rs`), the eager method
+/// (`tensor_ops.rs`), the program node (`program/mod.rs`), the JS methods and TypeScript types
+/// (`js/tensor.rs`, `js/program.rs`) and the README's op reference (`ops/reference.rs`).
+///
+/// `surfaced` ops get every surface; `internal` ones (reached through composites such as `slice`
+/// or overloads such as `where`'s number operand) get all but the eager, program and JS methods.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! kernel_table {
+    ($then:ident) => {
+        $then! {
+            surfaced: [
+                (cast, Cast, "cast", "Converts to `dtype` (float→int truncates toward zero; to bool is `x != 0`).",
+                 elementwise::cast, [a], [dtype "dtype": $crate::dtype::DType => "DType"], []),
+                (softmax, Softmax, "softmax", "Softmax along `axis` (negative counts from the end).",
+                 reduce::softmax, [a], [], [axis "axis": i64 = -1 => "number"]),
+                (reshape, Reshape, "reshape", "Same elements in a new shape (one entry may be -1).",
+                 layout::reshape, [a], [shape "shape": Vec<i64> => "number[]"], []),
+                (transpose, Transpose, "transpose", "Permutes the axes (absent: reverses them).",
+                 layout::transpose, [a], [], [perm "perm": Option<Vec<i64>> = None => "number[]"]),
+                (copy, Clone, "clone", "A copy with its own storage.",
+                 layout::copy, [a], [], []),
+                (cumsum, Cumsum, "cumsum", "Running sums along `axis`; `exclusive` leaves each element out, `reverse` sums from the end.",
+                 reduce::cumsum, [a], [],
+                 [axis "axis": i64 = 0 => "number", exclusive "exclusive": bool = false => "boolean",
+                  reverse "reverse": bool = false => "boolean"]),
+                (gather, Gather, "gather", "Slices of `a` along `axis` at int32 `indices` (output shape: a's dims before axis, indices' dims, a's dims after).",
+                 layout::gather, [a, indices], [], [axis "axis": i64 = 0 => "number"]),
+                (conv2d, Conv2d, "conv2d", "2-D convolution, NHWC input `[n, h, w, inC]` (rank 3: one image), filter `[fh, fw, inC, outC]`.",
+                 conv::conv2d, [x, filter],
+                 [strides "strides": $crate::ops::Pair => "Pair", pad "pad": $crate::ops::Pad => "Padding"],
+                 [dilations "dilations": $crate::ops::Pair = $crate::ops::Pair::ONE => "Pair"]),
+                (depthwise_conv2d, DepthwiseConv2d, "depthwiseConv2d", "Depthwise 2-D convolution, NHWC, filter `[fh, fw, inC, mult]` → `inC · mult` channels.",
+                 conv::depthwise_conv2d, [x, filter],
+                 [strides "strides": $crate::ops::Pair => "Pair", pad "pad": $crate::ops::Pad => "Padding"],
+                 [dilations "dilations": $crate::ops::Pair = $crate::ops::Pair::ONE => "Pair"]),
+                (max_pool, MaxPool, "maxPool", "Max over each window (NHWC; padding cells never win).",
+                 conv::max_pool, [x],
+                 [filter_size "filterSize": $crate::ops::Pair => "Pair", strides "strides": $crate::ops::Pair => "Pair",
+                  pad "pad": $crate::ops::Pad => "Padding"], []),
+                (avg_pool, AvgPool, "avgPool", "Mean over each window (NHWC; only cells inside the input count).",
+                 conv::avg_pool, [x],
+                 [filter_size "filterSize": $crate::ops::Pair => "Pair", strides "strides": $crate::ops::Pair => "Pair",
+                  pad "pad": $crate::ops::Pad => "Padding"], []),
+            ],
+            internal: [
+                (matmul, MatMul, "matmul", "`[..., M, K] × [..., K, N] → [..., M, N]`; leading (batch) dims broadcast.",
+                 matmul::matmul, [a, b], [], []),
+                (select, Where, "where", "Elements of `a` where the bool `cond` holds, else of `b`; all three broadcast.",
+                 layout::select, [a, cond, b], [], []),
+                (window, Window, "window", "Output coordinate `c` reads input coordinate `c + start` (modulo the input's size with `tile`), or `value` outside it: `slice`, `pad`, `tile`.",
+                 layout::window, [a],
+                 [start "start": Vec<i64> => "number[]", size "size": Vec<usize> => "number[]",
+                  tile "tile": bool => "boolean", value "value": $crate::ops::Fill => "number"], []),
+            ],
+        }
+    };
+}
+
 /// WGSL helpers the binary bodies use, for the element type `T` (prepended to every binary and fused
 /// kernel that needs one).
 pub(crate) fn binary_helpers(t: &str) -> String {

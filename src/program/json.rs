@@ -20,7 +20,8 @@ use serde::{Deserialize, Serialize};
 use super::{Node, Program};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::Op;
+use crate::ops::{Num, Op};
+use serde_json::{Map, Value};
 
 /// The `format` tag written and required.
 pub const FORMAT: &str = "affon.program/1";
@@ -51,8 +52,9 @@ struct AssignJson {
     node: usize,
 }
 
+/// A node: the fields every node may have, and its op's attributes (`attrs`, by their JSON names:
+/// the op table's for its ops, `axes`/`keepDims` for reductions).
 #[derive(Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct NodeJson {
     op: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -65,66 +67,60 @@ struct NodeJson {
     data: Option<Vec<Num>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     args: Option<Vec<usize>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    axes: Option<Vec<i64>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    keep_dims: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    axis: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    perm: Option<Vec<i64>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    start: Option<Vec<i64>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    size: Option<Vec<usize>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tile: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    value: Option<Num>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    exclusive: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reverse: Option<bool>,
+    #[serde(flatten)]
+    attrs: Map<String, Value>,
 }
 
-/// A number, or one of the non-finite values JSON cannot spell.
-#[derive(Serialize, Deserialize, Clone, Copy)]
-#[serde(untagged)]
-enum Num {
-    N(f64),
-    S(NonFinite),
-}
-
-#[derive(Serialize, Deserialize, Clone, Copy)]
-enum NonFinite {
-    NaN,
-    Infinity,
-    #[serde(rename = "-Infinity")]
-    NegInfinity,
-}
-
-impl From<f64> for Num {
-    fn from(v: f64) -> Num {
-        if v.is_nan() {
-            Num::S(NonFinite::NaN)
-        } else if v == f64::INFINITY {
-            Num::S(NonFinite::Infinity)
-        } else if v == f64::NEG_INFINITY {
-            Num::S(NonFinite::NegInfinity)
-        } else {
-            Num::N(v)
+macro_rules! json_table {
+    (surfaced: [$($e:tt),* $(,)?], internal: [$($i:tt),* $(,)?] $(,)?) => {
+        json_table!(@all $($e,)* $($i,)*);
+    };
+    (@all $(($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$($a:ident),*],
+        [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*]),)*) => {
+        /// Writes an op-table op's attributes (all of them, defaults too: the round trip is exact).
+        fn table_attrs(op: &Op, out: &mut Map<String, Value>) {
+            match op {
+                $(Op::$v { $($f,)* $($o,)* } => {
+                    $(put(out, $fk, $f);)*
+                    $(put(out, $ok, $o);)*
+                })*
+                Op::Unary(_) | Op::Binary(_) | Op::Reduce { .. } => {}
+            }
         }
+
+        /// The op-table op called `name`, its attributes taken from `attrs`.
+        fn table_op(i: usize, name: &str, attrs: &mut Map<String, Value>) -> Result<Option<Op>> {
+            Ok(Some(match name {
+                $($js => Op::$v {
+                    $($f: take(i, name, attrs, $fk)?.ok_or_else(|| bad(i, format!("'{name}' needs '{}'", $fk)))?,)*
+                    $($o: take(i, name, attrs, $ok)?.unwrap_or_else(|| <$ot>::from($od)),)*
+                },)*
+                _ => return Ok(None),
+            }))
+        }
+    };
+}
+crate::kernel_table!(json_table);
+
+fn put<T: Serialize>(out: &mut Map<String, Value>, key: &str, v: &T) {
+    let v = serde_json::to_value(v).expect("attributes are always serialisable");
+    if !v.is_null() {
+        out.insert(key.into(), v);
     }
 }
 
-impl From<Num> for f64 {
-    fn from(n: Num) -> f64 {
-        match n {
-            Num::N(v) => v,
-            Num::S(NonFinite::NaN) => f64::NAN,
-            Num::S(NonFinite::Infinity) => f64::INFINITY,
-            Num::S(NonFinite::NegInfinity) => f64::NEG_INFINITY,
-        }
+fn take<T: serde::de::DeserializeOwned>(
+    i: usize,
+    op: &str,
+    attrs: &mut Map<String, Value>,
+    key: &str,
+) -> Result<Option<T>> {
+    match attrs.remove(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => serde_json::from_value(v.clone())
+            .map(Some)
+            .map_err(|e| bad(i, format!("'{op}': '{key}' is {v}: {e}"))),
     }
 }
 
@@ -152,43 +148,20 @@ fn node_json(node: &Node) -> NodeJson {
             ..Default::default()
         },
         Node::Op { op, args } => {
-            let mut j = NodeJson {
+            let mut attrs = Map::new();
+            match op {
+                Op::Reduce { axes, keep_dims, .. } => {
+                    put(&mut attrs, "axes", axes);
+                    put(&mut attrs, "keepDims", keep_dims);
+                }
+                _ => table_attrs(op, &mut attrs),
+            }
+            NodeJson {
                 op: op.name().into(),
                 args: Some(args.clone()),
+                attrs,
                 ..Default::default()
-            };
-            match op {
-                Op::Cast(d) => j.dtype = Some(*d),
-                Op::Reduce { axes, keep_dims, .. } => {
-                    j.axes = Some(axes.clone());
-                    j.keep_dims = Some(*keep_dims);
-                }
-                Op::Softmax { axis } => j.axis = Some(*axis),
-                Op::Reshape { shape } => j.shape = Some(shape.clone()),
-                Op::Transpose { perm } => j.perm = perm.clone(),
-                Op::Cumsum {
-                    axis,
-                    exclusive,
-                    reverse,
-                } => {
-                    j.axis = Some(*axis);
-                    j.exclusive = Some(*exclusive);
-                    j.reverse = Some(*reverse);
-                }
-                Op::Window {
-                    start,
-                    size,
-                    tile,
-                    value,
-                } => {
-                    j.start = Some(start.clone());
-                    j.size = Some(size.clone());
-                    j.tile = Some(*tile);
-                    j.value = Some(f64::from_bits(*value).into());
-                }
-                _ => {}
             }
-            j
         }
     }
 }
@@ -216,16 +189,7 @@ fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
         shape,
         data,
         args,
-        axes,
-        keep_dims,
-        axis,
-        perm,
-        start,
-        size,
-        tile,
-        value,
-        exclusive,
-        reverse,
+        mut attrs,
     } = j;
     let unexpected = |present: bool, field: &str| {
         if present {
@@ -234,24 +198,15 @@ fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
             Ok(())
         }
     };
+    let leftover = |attrs: &Map<String, Value>| match attrs.keys().next() {
+        Some(k) => unexpected(true, k),
+        None => Ok(()),
+    };
     if matches!(op.as_str(), "input" | "state" | "constant") {
-        for (f, present) in [
-            ("args", args.is_some()),
-            ("axes", axes.is_some()),
-            ("keepDims", keep_dims.is_some()),
-            ("axis", axis.is_some()),
-            ("perm", perm.is_some()),
-            ("start", start.is_some()),
-            ("size", size.is_some()),
-            ("tile", tile.is_some()),
-            ("value", value.is_some()),
-            ("exclusive", exclusive.is_some()),
-            ("reverse", reverse.is_some()),
-            ("name", name.is_some() && op == "constant"),
-            ("data", data.is_some() && op != "constant"),
-        ] {
-            unexpected(present, f)?;
-        }
+        unexpected(args.is_some(), "args")?;
+        unexpected(name.is_some() && op == "constant", "name")?;
+        unexpected(data.is_some() && op != "constant", "data")?;
+        leftover(&attrs)?;
     }
     let need_dtype = || dtype.ok_or_else(|| bad(i, format!("'{op}' needs 'dtype'")));
     let need_name = || name.clone().ok_or_else(|| bad(i, format!("'{op}' needs 'name'")));
@@ -279,6 +234,13 @@ fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
             unexpected(name.is_some(), "name")?;
             unexpected(data.is_some(), "data")?;
             let args = args.ok_or_else(|| bad(i, format!("'{other}' needs 'args'")))?;
+            // `dtype` and `shape` are attributes of the ops that have them (cast, reshape)
+            if let Some(d) = dtype {
+                put(&mut attrs, "dtype", &d);
+            }
+            if let Some(s) = &shape {
+                put(&mut attrs, "shape", s);
+            }
             let op = if let Some(u) = Op::unary(other) {
                 Op::Unary(u)
             } else if let Some(b) = Op::binary(other) {
@@ -286,66 +248,13 @@ fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
             } else if let Some(r) = Op::reduce(other) {
                 Op::Reduce {
                     op: r,
-                    axes: axes.clone().unwrap_or_default(),
-                    keep_dims: keep_dims.unwrap_or(false),
+                    axes: take(i, other, &mut attrs, "axes")?.unwrap_or_default(),
+                    keep_dims: take(i, other, &mut attrs, "keepDims")?.unwrap_or(false),
                 }
             } else {
-                match other {
-                    "cast" => Op::Cast(need_dtype()?),
-                    "matmul" => Op::MatMul,
-                    "softmax" => Op::Softmax {
-                        axis: axis.unwrap_or(-1),
-                    },
-                    "reshape" => Op::Reshape {
-                        shape: shape.clone().ok_or_else(|| bad(i, "reshape needs 'shape'"))?,
-                    },
-                    "transpose" => Op::Transpose { perm: perm.clone() },
-                    "clone" => Op::Clone,
-                    "where" => Op::Where,
-                    "cumsum" => Op::Cumsum {
-                        axis: axis.unwrap_or(0),
-                        exclusive: exclusive.unwrap_or(false),
-                        reverse: reverse.unwrap_or(false),
-                    },
-                    "window" => Op::Window {
-                        start: start.clone().ok_or_else(|| bad(i, "window needs 'start'"))?,
-                        size: size.clone().ok_or_else(|| bad(i, "window needs 'size'"))?,
-                        tile: tile.unwrap_or(false),
-                        value: value.map_or(0.0, f64::from).to_bits(),
-                    },
-                    _ => return Err(bad(i, format!("unknown op '{other}'"))),
-                }
+                table_op(i, other, &mut attrs)?.ok_or_else(|| bad(i, format!("unknown op '{other}'")))?
             };
-            let uses = |f: &str| {
-                matches!(
-                    (&op, f),
-                    (Op::Reduce { .. }, "axes" | "keepDims")
-                        | (Op::Softmax { .. }, "axis")
-                        | (Op::Reshape { .. }, "shape")
-                        | (Op::Transpose { .. }, "perm")
-                        | (Op::Cast(_), "dtype")
-                        | (Op::Window { .. }, "start" | "size" | "tile" | "value")
-                        | (Op::Cumsum { .. }, "axis" | "exclusive" | "reverse")
-                )
-            };
-            for (f, present) in [
-                ("axes", axes.is_some()),
-                ("keepDims", keep_dims.is_some()),
-                ("axis", axis.is_some()),
-                ("shape", shape.is_some()),
-                ("perm", perm.is_some()),
-                ("dtype", dtype.is_some()),
-                ("start", start.is_some()),
-                ("size", size.is_some()),
-                ("tile", tile.is_some()),
-                ("value", value.is_some()),
-                ("exclusive", exclusive.is_some()),
-                ("reverse", reverse.is_some()),
-            ] {
-                if present && !uses(f) {
-                    unexpected(true, f)?;
-                }
-            }
+            leftover(&attrs)?;
             Node::Op { op, args }
         }
     };

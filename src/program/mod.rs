@@ -205,7 +205,7 @@ impl Program {
 
     /// A `where` node: elements of `a` where `cond`, else of `b` (all broadcast).
     pub fn select(&mut self, a: NodeId, cond: NodeId, b: NodeId) -> Result<NodeId> {
-        self.op(Op::Where, &[a, cond, b])
+        self.op(Op::Where {}, &[a, cond, b])
     }
 
     /// A `slice(begin, size)` node (a window; the input's dims must be known).
@@ -248,18 +248,6 @@ impl Program {
         let meta = self.meta(&a)?;
         split(&mut Dry { made: vec![] }, &meta, sizes, axis)?;
         split(self, &a, sizes, axis)
-    }
-
-    /// A `cumsum(axis, exclusive, reverse)` node.
-    pub fn cumsum(&mut self, a: NodeId, axis: i64, exclusive: bool, reverse: bool) -> Result<NodeId> {
-        self.op(
-            Op::Cumsum {
-                axis,
-                exclusive,
-                reverse,
-            },
-            &[a],
-        )
     }
 
     /// An `argMax(axis)` composite (int32; the axis length must be known).
@@ -432,35 +420,8 @@ impl Program {
 
     /// A matmul node.
     pub fn matmul(&mut self, a: NodeId, b: NodeId) -> Result<NodeId> {
-        self.op(Op::MatMul, &[a, b])
+        self.op(Op::MatMul {}, &[a, b])
     }
-    /// A softmax node.
-    pub fn softmax(&mut self, a: NodeId, axis: i64) -> Result<NodeId> {
-        self.op(Op::Softmax { axis }, &[a])
-    }
-    /// A reshape node.
-    pub fn reshape(&mut self, a: NodeId, shape: &[i64]) -> Result<NodeId> {
-        self.op(
-            Op::Reshape {
-                shape: shape.to_vec(),
-            },
-            &[a],
-        )
-    }
-    /// A transpose node.
-    pub fn transpose(&mut self, a: NodeId, perm: Option<&[i64]>) -> Result<NodeId> {
-        self.op(
-            Op::Transpose {
-                perm: perm.map(|p| p.to_vec()),
-            },
-            &[a],
-        )
-    }
-    /// A cast node.
-    pub fn cast(&mut self, a: NodeId, dtype: DType) -> Result<NodeId> {
-        self.op(Op::Cast(dtype), &[a])
-    }
-
     /// Names `node` as output `name`.
     pub fn output(&mut self, name: &str, node: NodeId) -> Result<()> {
         if self.outputs.iter().any(|(n, _)| n == name) {
@@ -550,7 +511,9 @@ impl Program {
                     )));
                 }
                 let arg_types: Vec<_> = args.iter().map(|&a| types[a].clone()).collect();
-                infer(op, &arg_types)?
+                let t = infer(op, &arg_types)?;
+                constant_indices(nodes, op, args, &arg_types[0].0)?;
+                t
             }
         };
         types.push(t);
@@ -618,4 +581,48 @@ impl Program {
         }
         Ok(types)
     }
+}
+
+macro_rules! node_table {
+    (surfaced: [$($e:tt),* $(,)?], internal: [$($i:tt),* $(,)?] $(,)?) => {
+        impl Program {
+            $(node_table!(@one $e);)*
+        }
+    };
+    (@one ($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$($a:ident),*],
+        [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*])) => {
+        #[doc = concat!("A `", $js, "` node: ", $doc)]
+        pub fn $m(&mut self, $($a: NodeId,)* $($f: impl Into<$ft>,)* $($o: impl Into<$ot>,)*) -> Result<NodeId> {
+            let op = Op::$v { $($f: $f.into(),)* $($o: $o.into(),)* };
+            self.op(op, &[$($a),*])
+        }
+    };
+}
+crate::kernel_table!(node_table);
+
+/// `gather` indices that are constants are checked against the axis when the node is added (and
+/// again for each specialisation when that axis is dynamic). Indices computed on the device are
+/// not known until they run: an out-of-range one reads 0 there.
+pub(crate) fn constant_indices(
+    nodes: &[Node],
+    op: &Op,
+    args: &[NodeId],
+    dims: &[Option<usize>],
+) -> Result<()> {
+    let (Op::Gather { axis }, [_, i]) = (op, args) else {
+        return Ok(());
+    };
+    let Some(Node::Constant { data, .. }) = nodes.get(*i) else {
+        return Ok(());
+    };
+    let ax = crate::ops::infer::axis("gather", *axis, dims.len())?;
+    if let Some(size) = dims[ax] {
+        if let Some(bad) = data.iter().find(|&&v| v < 0.0 || v >= size as f64) {
+            return Err(Error::InvalidArgument(format!(
+                "gather: index {bad} is out of range for axis {axis} of size {size}"
+            )));
+        }
+    }
+    Ok(())
 }

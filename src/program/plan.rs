@@ -131,6 +131,7 @@ pub fn specialise(p: &Program, inputs: &[Vec<usize>]) -> Result<Plan> {
                     }
                     other => other,
                 })?;
+                super::constant_indices(nodes, op, args, &a[0].0)?;
                 let shape: Vec<usize> = dims.into_iter().map(|d| d.unwrap_or(0)).collect();
                 crate::shape::element_count(&shape).map_err(|e| {
                     Error::InvalidArgument(format!("node {i} ({}) for inputs {inputs:?}: {e}", op.name()))

@@ -84,7 +84,7 @@ pub async fn eager_op_out_of_room(s: &Session) {
         x.matmul(&x)
     });
     fails_unchanged("INVALID_ARGUMENT", "reshape to an impossible target", || {
-        x.reshape(&[1 << 40, 1 << 40])
+        x.reshape([1 << 40, 1 << 40])
     });
     fails_unchanged("INVALID_ARGUMENT", "reduce over a missing axis", || {
         x.sum(&[5], false)
@@ -252,7 +252,7 @@ pub async fn grids_past_the_workgroup_limit(s: &Session) {
     let y = x.mul(&x).unwrap();
     // every row's max and min are 2.25: every element was written (a fresh buffer holds zeros), the
     // last included; 65,536 rows is a 2-D grid of reduction workgroups too
-    let rows = y.reshape(&[1 << 16, 256]).unwrap();
+    let rows = y.reshape([1 << 16, 256]).unwrap();
     let hi = rows.max(&[1], false).unwrap().read::<f32>().await.unwrap();
     let lo = rows.min(&[1], false).unwrap().read::<f32>().await.unwrap();
     assert_eq!(hi.len(), 1 << 16);

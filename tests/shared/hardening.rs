@@ -22,7 +22,7 @@ pub async fn disposed_objects_in_every_method(s: &Session) {
     let exe = s.compile(&running_mean()).unwrap();
     let state = exe.create_state(&[]).unwrap();
     let state2 = exe.create_state(&[]).unwrap();
-    let reshaped_live = live.reshape(&[8]).unwrap();
+    let reshaped_live = live.reshape([8]).unwrap();
     t.dispose();
     let before = ledger();
     let before_exec = s.stats();
@@ -53,7 +53,7 @@ pub async fn disposed_objects_in_every_method(s: &Session) {
     }
     assert_eq!(code(t.matmul(&live)), "DISPOSED");
     assert_eq!(code(t.softmax(-1)), "DISPOSED");
-    assert_eq!(code(t.reshape(&[8])), "DISPOSED");
+    assert_eq!(code(t.reshape([8])), "DISPOSED");
     assert_eq!(code(t.transpose(None)), "DISPOSED");
     assert_eq!(code(t.cast(DType::Int32)), "DISPOSED");
     assert_eq!(code(t.read_words().await), "DISPOSED");
@@ -123,7 +123,7 @@ pub async fn cross_session_use(a: &Session, b: &Session) {
     let tb = b.ones(&[2, 4], DType::Float32).unwrap();
     let exe = b.compile(&running_mean()).unwrap();
     let state = exe.create_state(&[]).unwrap();
-    let ta2 = ta.reshape(&[4, 2]).unwrap();
+    let ta2 = ta.reshape([4, 2]).unwrap();
     let init = a.zeros(&[4], DType::Float32).unwrap();
     let sb = b.stats();
     let before = ledger();
@@ -150,7 +150,7 @@ pub async fn nan_and_infinity_propagate(s: &Session) {
     assert!(sum.is_nan());
     let exe = s.compile(&running_mean()).unwrap();
     let state = exe.create_state(&[]).unwrap();
-    let x = t.reshape(&[1, 4]).unwrap();
+    let x = t.reshape([1, 4]).unwrap();
     let y = exe
         .run(&[("x", &x)], Some(&state))
         .unwrap()

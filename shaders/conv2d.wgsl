@@ -1,0 +1,64 @@
+// Direct NHWC convolution: each thread computes 4 consecutive output channels of one output pixel,
+// reading each input value once for the 4 (the filter's output channels are contiguous).
+// x [N, H, W, C], filter [FH, FW, C, OC], out [N, OH, OW, OC].
+// params: [threads, H, W, C, OH, OW, OC, FH, FW, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left]
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@group(0) @binding(1) var<storage, read> params: array<u32>;
+@group(0) @binding(2) var<storage, read> x: array<f32>;
+@group(0) @binding(3) var<storage, read> w: array<f32>;
+
+@compute @workgroup_size(256)
+fn main(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let t = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;
+    if (t >= params[0]) {
+        return;
+    }
+    let H = params[1]; let W = params[2]; let C = params[3];
+    let OH = params[4]; let OW = params[5]; let OC = params[6];
+    let FH = params[7]; let FW = params[8];
+    let quads = (OC + 3u) / 4u;
+    let oc0 = (t % quads) * 4u;
+    let pixel = t / quads;
+    let ox = pixel % OW;
+    let oy = (pixel / OW) % OH;
+    let n = pixel / (OW * OH);
+    let lanes = min(4u, OC - oc0);
+    var acc = vec4<f32>(0.0);
+    for (var fy = 0u; fy < FH; fy = fy + 1u) {
+        let iy = i32(oy * params[9] + fy * params[11]) - i32(params[13]);
+        if (iy < 0 || iy >= i32(H)) {
+            continue;
+        }
+        for (var fx = 0u; fx < FW; fx = fx + 1u) {
+            let ix = i32(ox * params[10] + fx * params[12]) - i32(params[14]);
+            if (ix < 0 || ix >= i32(W)) {
+                continue;
+            }
+            let xb = ((n * H + u32(iy)) * W + u32(ix)) * C;
+            var wb = (fy * FW + fx) * C * OC + oc0;
+            if (lanes == 4u) {
+                for (var c = 0u; c < C; c = c + 1u) {
+                    let v = x[xb + c];
+                    acc = acc + v * vec4<f32>(w[wb], w[wb + 1u], w[wb + 2u], w[wb + 3u]);
+                    wb = wb + OC;
+                }
+            } else {
+                for (var c = 0u; c < C; c = c + 1u) {
+                    let v = x[xb + c];
+                    for (var l = 0u; l < lanes; l = l + 1u) {
+                        acc[l] = acc[l] + v * w[wb + l];
+                    }
+                    wb = wb + OC;
+                }
+            }
+        }
+    }
+    let ob = pixel * OC + oc0;
+    for (var l = 0u; l < lanes; l = l + 1u) {
+        out[ob + l] = acc[l];
+    }
+}

@@ -1,0 +1,45 @@
+// Depthwise NHWC convolution: one thread per output element. Output channel ch = c * M + m reads
+// input channel c with filter [FH, FW, C, M], whose element (fy, fx, c, m) is at
+// (fy * FW + fx) * C * M + ch. params: [len, H, W, C, OH, OW, M, FH, FW, stride_h, stride_w,
+// dil_h, dil_w, pad_top, pad_left]
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@group(0) @binding(1) var<storage, read> params: array<u32>;
+@group(0) @binding(2) var<storage, read> x: array<f32>;
+@group(0) @binding(3) var<storage, read> w: array<f32>;
+
+@compute @workgroup_size(256)
+fn main(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;
+    if (i >= params[0]) {
+        return;
+    }
+    let H = params[1]; let W = params[2]; let C = params[3];
+    let OH = params[4]; let OW = params[5]; let M = params[6];
+    let FH = params[7]; let FW = params[8];
+    let OC = C * M;
+    let ch = i % OC;
+    let c = ch / M;
+    let pixel = i / OC;
+    let ox = pixel % OW;
+    let oy = (pixel / OW) % OH;
+    let n = pixel / (OW * OH);
+    var acc = 0.0;
+    for (var fy = 0u; fy < FH; fy = fy + 1u) {
+        let iy = i32(oy * params[9] + fy * params[11]) - i32(params[13]);
+        if (iy < 0 || iy >= i32(H)) {
+            continue;
+        }
+        for (var fx = 0u; fx < FW; fx = fx + 1u) {
+            let ix = i32(ox * params[10] + fx * params[12]) - i32(params[14]);
+            if (ix < 0 || ix >= i32(W)) {
+                continue;
+            }
+            acc = acc + x[((n * H + u32(iy)) * W + u32(ix)) * C + c] * w[(fy * FW + fx) * OC + ch];
+        }
+    }
+    out[i] = acc;
+}

@@ -1,0 +1,28 @@
+// A strided copy: out[i] = a[offset(i)], where offset maps the output coordinate through
+// per-dimension source strides. Used by transpose.
+// params: [len, rank, out_dims[rank], src_strides[rank]]
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@group(0) @binding(1) var<storage, read> params: array<u32>;
+@group(0) @binding(2) var<storage, read> a: array<u32>;
+
+@compute @workgroup_size(256)
+fn main(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;
+    if (i >= params[0]) {
+        return;
+    }
+    let rank = params[1];
+    var rem = i;
+    var src = 0u;
+    for (var d = i32(rank) - 1; d >= 0; d = d - 1) {
+        let k = u32(d);
+        let dim = params[2u + k];
+        src = src + (rem % dim) * params[2u + rank + k];
+        rem = rem / dim;
+    }
+    out[i] = a[src];
+}

@@ -1,0 +1,179 @@
+//! Convolutions and pooling over NHWC tensors: a direct convolution computing four output
+//! channels per thread (`shaders/conv2d.wgsl`), a pointwise (1×1, stride 1, unpadded) convolution
+//! as one tiled matmul over `[N·H·W, C] × [C, OC]` (the layouts are already those matrices), a
+//! depthwise convolution (`shaders/depthwise.wgsl`) and max/average pooling (`shaders/pool.wgsl`).
+
+use super::{dispatch, grid, matmul::matmul, Ctx, Operand, WORKGROUP};
+use crate::error::Result;
+use crate::ops::rules::extent;
+use crate::ops::{Pad, Pair};
+
+const CONV2D: &str = include_str!("../../shaders/conv2d.wgsl");
+const DEPTHWISE: &str = include_str!("../../shaders/depthwise.wgsl");
+const POOL: &str = include_str!("../../shaders/pool.wgsl");
+
+/// `[H, W, C]` of an NHWC operand (rank 3 is one image).
+fn hwc(x: &Operand) -> [usize; 3] {
+    let r = x.shape.len();
+    [x.shape[r - 3], x.shape[r - 2], x.shape[r - 1]]
+}
+
+/// The parameters shared by the windowed kernels: `[H, W, C, OH, OW, extra, FH, FW, strides,
+/// dilations, pads]` (the pool has no dilations and no extra).
+fn geometry(
+    name: &str,
+    x: &Operand,
+    out: &Operand,
+    f: (usize, usize),
+    s: &Pair,
+    pad: &Pad,
+    d: &Pair,
+) -> Result<Vec<u32>> {
+    let [h, w, c] = hwc(x);
+    let [oh, ow, _] = hwc(out);
+    let top = extent(name, h, f.0, s.0, d.0, *pad)?.pad_before;
+    let left = extent(name, w, f.1, s.1, d.1, *pad)?.pad_before;
+    Ok([h, w, c, oh, ow]
+        .iter()
+        .map(|&v| v as u32)
+        .chain([0])
+        .chain(
+            [f.0, f.1, s.0, s.1, d.0, d.1, top, left]
+                .iter()
+                .map(|&v| v as u32),
+        )
+        .collect())
+}
+
+pub(crate) fn conv2d(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    args: &[Operand],
+    out: Operand,
+    s: &Pair,
+    pad: &Pad,
+    d: &Pair,
+) -> Result<()> {
+    let (x, f) = (args[0], args[1]);
+    let (fh, fw, oc) = (f.shape[0], f.shape[1], f.shape[3]);
+    let [_, _, c] = hwc(&x);
+    let pointwise = fh == 1 && fw == 1 && *s == Pair::ONE && !matches!(pad, Pad::Explicit(p) if *p > 0);
+    if pointwise {
+        let rows = x.len() as usize / c;
+        let (a_shape, b_shape, o_shape) = ([rows, c], [c, oc], [rows, oc]);
+        let a = Operand { shape: &a_shape, ..x };
+        let b = Operand { shape: &b_shape, ..f };
+        return matmul(
+            ctx,
+            enc,
+            &[a, b],
+            Operand {
+                shape: &o_shape,
+                ..out
+            },
+        );
+    }
+    let mut params = geometry("conv2d", &x, &out, (fh, fw), s, pad, d)?;
+    params[5] = oc as u32;
+    let threads = out.len() / oc as u64 * oc.div_ceil(4) as u64;
+    params.insert(0, threads as u32);
+    let p = ctx
+        .cache
+        .pipeline(ctx.device, "conv2d", "", || CONV2D.to_string());
+    let inputs = [(x.buffer, x.len()), (f.buffer, f.len())];
+    let groups = grid(threads.div_ceil(WORKGROUP as u64));
+    dispatch(ctx, enc, &p, (out.buffer, out.len()), &params, &inputs, groups);
+    Ok(())
+}
+
+pub(crate) fn depthwise_conv2d(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    args: &[Operand],
+    out: Operand,
+    s: &Pair,
+    pad: &Pad,
+    d: &Pair,
+) -> Result<()> {
+    let (x, f) = (args[0], args[1]);
+    let mut params = geometry("depthwiseConv2d", &x, &out, (f.shape[0], f.shape[1]), s, pad, d)?;
+    params[5] = f.shape[3] as u32;
+    let len = out.len();
+    params.insert(0, len as u32);
+    let p = ctx
+        .cache
+        .pipeline(ctx.device, "depthwise", "", || DEPTHWISE.to_string());
+    let inputs = [(x.buffer, x.len()), (f.buffer, f.len())];
+    dispatch(
+        ctx,
+        enc,
+        &p,
+        (out.buffer, len),
+        &params,
+        &inputs,
+        grid(len.div_ceil(WORKGROUP as u64)),
+    );
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)] // the op table passes each attribute
+fn pool(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    max: bool,
+    x: Operand,
+    out: Operand,
+    size: &Pair,
+    s: &Pair,
+    pad: &Pad,
+) -> Result<()> {
+    let name = if max { "maxPool" } else { "avgPool" };
+    let g = geometry(name, &x, &out, (size.0, size.1), s, pad, &Pair::ONE)?;
+    let len = out.len();
+    // [len, H, W, C, OH, OW, FH, FW, stride_h, stride_w, pad_top, pad_left]
+    let params: Vec<u32> = [len as u32]
+        .into_iter()
+        .chain(g[..5].iter().copied())
+        .chain(g[6..10].iter().copied())
+        .chain(g[12..].iter().copied())
+        .collect();
+    let p = ctx
+        .cache
+        .pipeline(ctx.device, "pool", if max { "max" } else { "avg" }, || {
+            format!("const MAX: bool = {max};\n{POOL}")
+        });
+    dispatch(
+        ctx,
+        enc,
+        &p,
+        (out.buffer, len),
+        &params,
+        &[(x.buffer, x.len())],
+        grid(len.div_ceil(WORKGROUP as u64)),
+    );
+    Ok(())
+}
+
+pub(crate) fn max_pool(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    args: &[Operand],
+    out: Operand,
+    size: &Pair,
+    s: &Pair,
+    pad: &Pad,
+) -> Result<()> {
+    pool(ctx, enc, true, args[0], out, size, s, pad)
+}
+
+pub(crate) fn avg_pool(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    args: &[Operand],
+    out: Operand,
+    size: &Pair,
+    s: &Pair,
+    pad: &Pad,
+) -> Result<()> {
+    pool(ctx, enc, false, args[0], out, size, s, pad)
+}
