@@ -1,8 +1,9 @@
 // Direct NHWC convolution: each thread computes 4 consecutive output channels of one output pixel,
 // reading each input value once for the 4 (the filter's output channels are contiguous).
-// x [N, H, W, C], filter [FH, FW, C, OC], out [N, OH, OW, OC].
+// x [N, H, W, C], filter [FH, FW, C, OC], out [N, OH, OW, OC]. The host prepends `alias T = f32;` and
+// `fn store(i: u32, v: T)` (a plain write, or a fused epilogue: `kernels/fused.rs`).
 // params: [threads, H, W, C, OH, OW, OC, FH, FW, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left]
-@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
 @group(0) @binding(2) var<storage, read> x: array<f32>;
 @group(0) @binding(3) var<storage, read> w: array<f32>;
@@ -59,6 +60,6 @@ fn main(
     }
     let ob = pixel * OC + oc0;
     for (var l = 0u; l < lanes; l = l + 1u) {
-        out[ob + l] = acc[l];
+        store(ob + l, acc[l]);
     }
 }

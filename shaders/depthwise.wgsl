@@ -1,8 +1,9 @@
 // Depthwise NHWC convolution: one thread per output element. Output channel ch = c * M + m reads
 // input channel c with filter [FH, FW, C, M], whose element (fy, fx, c, m) is at
 // (fy * FW + fx) * C * M + ch. params: [len, H, W, C, OH, OW, M, FH, FW, stride_h, stride_w,
-// dil_h, dil_w, pad_top, pad_left]
-@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+// dil_h, dil_w, pad_top, pad_left]. The host prepends `alias T = f32;` and `fn store(i: u32, v: T)`
+// (a plain write, or a fused epilogue: `kernels/fused.rs`).
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
 @group(0) @binding(2) var<storage, read> x: array<f32>;
 @group(0) @binding(3) var<storage, read> w: array<f32>;
@@ -41,5 +42,5 @@ fn main(
             acc = acc + x[((n * H + u32(iy)) * W + u32(ix)) * C + c] * w[(fy * FW + fx) * OC + ch];
         }
     }
-    out[i] = acc;
+    store(i, acc);
 }

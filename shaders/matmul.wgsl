@@ -1,7 +1,8 @@
 // Batched, tiled matrix product: out[b] = a[b] (M×K) · b[b] (K×N). Each workgroup of 16×16 threads
 // computes a 64×64 output tile; each thread a 4×4 block held in registers, so every value loaded
 // into workgroup memory is used 4 times per thread (64 multiply-adds per 16 loads per k-step).
-// The host prepends `alias T = f32|i32|u32;`.
+// The host prepends `alias T = f32|i32|u32;` and `fn store(i: u32, v: T)` (a plain write, or a fused
+// epilogue: `kernels/fused.rs`).
 // params: [M, K, N, batch_rank, group offsets x, y, z, out_batch_dims[r], a_batch_strides[r], b_batch_strides[r]]
 // (strides in elements; 0 where a side broadcasts). Workgroups: (ceil(N/64), ceil(M/64), batch).
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
@@ -92,8 +93,8 @@ fn write_row(out_base: u32, r: u32, c: u32, m: u32, n: u32, v: vec4<T>) {
         return;
     }
     let base = out_base + r * n + c;
-    if (c < n) { out[base] = bitcast<u32>(v.x); }
-    if (c + 1u < n) { out[base + 1u] = bitcast<u32>(v.y); }
-    if (c + 2u < n) { out[base + 2u] = bitcast<u32>(v.z); }
-    if (c + 3u < n) { out[base + 3u] = bitcast<u32>(v.w); }
+    if (c < n) { store(base, v.x); }
+    if (c + 1u < n) { store(base + 1u, v.y); }
+    if (c + 2u < n) { store(base + 2u, v.z); }
+    if (c + 3u < n) { store(base + 3u, v.w); }
 }

@@ -1,6 +1,7 @@
 // Batched matrix product for small outputs: one output per thread, 16×16 tiles in workgroup memory.
 // More workgroups than `matmul.wgsl` for the same output, so small products keep the device busy.
-// The host prepends `alias T = f32|i32|u32;`.
+// The host prepends `alias T = f32|i32|u32;` and `fn store(i: u32, v: T)` (a plain write, or a fused
+// epilogue: `kernels/fused.rs`).
 // params: [M, K, N, batch_rank, group offsets x, y, z, out_batch_dims[r], a_batch_strides[r], b_batch_strides[r]]
 // (strides in elements; 0 where a side broadcasts). Workgroups: (ceil(N/16), ceil(M/16), batch).
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
@@ -56,6 +57,6 @@ fn main(@builtin(workgroup_id) wid0: vec3<u32>, @builtin(local_invocation_id) li
         workgroupBarrier();
     }
     if (row < m && col < n) {
-        out[wid.z * m * n + row * n + col] = bitcast<u32>(acc);
+        store(wid.z * m * n + row * n + col, acc);
     }
 }

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 use crate::accounting::Exec;
 use crate::error::{Error, Result};
-use crate::kernels::{record, record_fused, Operand};
+use crate::kernels::{record, record_group, Operand};
 use crate::platform::Shared;
 pub use crate::program::plan::MemoryPlan;
 use crate::program::plan::{concrete_inputs, specialise, Plan};
@@ -372,7 +372,7 @@ impl Executable {
                     });
                 }
                 match plan.fusion.groups.get(&i) {
-                    Some(group) => record_fused(&ctx, &mut enc, group, &operands, out.operand()?),
+                    Some(group) => record_group(&ctx, &mut enc, group, &operands, out.operand()?)?,
                     None => record(&ctx, &mut enc, op, &operands, out.operand()?)?,
                 }
             }

@@ -100,43 +100,6 @@ macro_rules! run_composite {
 }
 
 impl Tensor {
-    /// `x` where `x > 0`, else `alpha · x` (TF.js `leakyRelu`, default alpha 0.2); float32.
-    pub fn leaky_relu(&self, alpha: f64) -> Result<Tensor> {
-        run_composite!([self], |g, v| compose::leaky_relu(g, v, alpha))
-    }
-
-    /// Clamps every element to `[min, max]` (TF.js `clipByValue`).
-    pub fn clip_by_value(&self, min: f64, max: f64) -> Result<Tensor> {
-        run_composite!([self], |g, v| compose::clip_by_value(g, v, min, max))
-    }
-
-    /// `log Σ exp(x)` over `axes` (empty: all), computed stably.
-    pub fn log_sum_exp(&self, axes: &[i64], keep_dims: bool) -> Result<Tensor> {
-        run_composite!([self], |g, v| compose::log_sum_exp(g, v, axes, keep_dims))
-    }
-
-    /// `x − logSumExp(x)` along `axis`, computed stably.
-    pub fn log_softmax(&self, axis: i64) -> Result<Tensor> {
-        run_composite!([self], |g, v| compose::log_softmax(g, v, axis))
-    }
-
-    /// A new axis of size 1 at `axis`.
-    pub fn expand_dims(&self, axis: i64) -> Result<Tensor> {
-        run_composite!([self], |g, v| compose::expand_dims(g, v, axis))
-    }
-
-    /// Removes `axes` (each of size 1), or every axis of size 1 when `None` or empty.
-    pub fn squeeze(&self, axes: Option<&[i64]>) -> Result<Tensor> {
-        run_composite!([self], |g, v| compose::squeeze(g, v, axes))
-    }
-
-    /// Layer normalisation over the last axis: `(x − mean) / √(var + ε) · gamma + beta`.
-    pub fn layer_norm(&self, gamma: &Tensor, beta: &Tensor, epsilon: f64) -> Result<Tensor> {
-        run_composite!([self, gamma, beta], |g, v, gm, bt| compose::layer_norm(
-            g, v, gm, bt, epsilon
-        ))
-    }
-
     /// Batch normalisation with given statistics (TF.js `batchNorm`): parameters broadcast.
     pub fn batch_norm(
         &self,
@@ -200,21 +163,6 @@ impl Tensor {
         apply(s, &Op::Where {}, &[self, cond, &scalar])
     }
 
-    /// `size` elements from `begin` per dimension (`-1`, or a missing entry: to the end).
-    pub fn slice(&self, begin: &[i64], size: &[i64]) -> Result<Tensor> {
-        run_composite!([self], |g, v| compose::slice(g, v, begin, size))
-    }
-
-    /// Pads each dimension with `[before, after]` elements of `value`.
-    pub fn pad(&self, paddings: &[(i64, i64)], value: f64) -> Result<Tensor> {
-        run_composite!([self], |g, v| compose::pad(g, v, paddings, value))
-    }
-
-    /// Repeats the tensor `reps[k]` times along dimension `k`.
-    pub fn tile(&self, reps: &[i64]) -> Result<Tensor> {
-        run_composite!([self], |g, v| compose::tile(g, v, reps))
-    }
-
     /// Consecutive slices along `axis` of these sizes (TF.js `split`; JS also takes a number of
     /// equal parts).
     pub fn split(&self, sizes: &[usize], axis: i64) -> Result<Vec<Tensor>> {
@@ -229,31 +177,6 @@ impl Tensor {
         compose::split(&mut dry, &meta, sizes, axis)?;
         s.admit(&dry.made.iter().map(|b| b.unwrap_or(0)).collect::<Vec<_>>())?;
         compose::split(&mut Eager(s), self, sizes, axis)
-    }
-
-    /// The first index of the maximum along `axis`, int32.
-    pub fn arg_max(&self, axis: i64) -> Result<Tensor> {
-        run_composite!([self], |g, v| compose::arg_extreme(g, v, true, axis))
-    }
-
-    /// The first index of the minimum along `axis`, int32.
-    pub fn arg_min(&self, axis: i64) -> Result<Tensor> {
-        run_composite!([self], |g, v| compose::arg_extreme(g, v, false, axis))
-    }
-
-    /// float32 one-hot rows of `depth` for these int32 indices.
-    pub fn one_hot(&self, depth: usize) -> Result<Tensor> {
-        run_composite!([self], |g, v| compose::one_hot(g, v, depth))
-    }
-
-    /// Whether every element (of a bool tensor) over `axes` is true.
-    pub fn all(&self, axes: &[i64], keep_dims: bool) -> Result<Tensor> {
-        run_composite!([self], |g, v| compose::all_any(g, v, false, axes, keep_dims))
-    }
-
-    /// Whether any element (of a bool tensor) over `axes` is true.
-    pub fn any(&self, axes: &[i64], keep_dims: bool) -> Result<Tensor> {
-        run_composite!([self], |g, v| compose::all_any(g, v, true, axes, keep_dims))
     }
 }
 
@@ -375,3 +298,22 @@ macro_rules! eager_table {
     };
 }
 crate::kernel_table!(eager_table);
+
+macro_rules! eager_composites {
+    ($(($m:ident, $js:literal, $doc:literal, [$a0:ident $(, $a:ident)*],
+        [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*],
+        |$g:ident| $body:expr)),* $(,)?) => {
+        impl Tensor {$(
+            #[doc = $doc]
+            #[doc = concat!("\n\nThe op table's composite `", $js, "` (`ops/table.rs`); JS defaults:")]
+            $(#[doc = concat!("`", stringify!($o), "` = `", stringify!($od), "`")])*
+            pub fn $m(&self, $($a: &Tensor,)* $($f: impl Into<$ft>,)* $($o: impl Into<$ot>,)*) -> Result<Tensor> {
+                $(let $f: $ft = $f.into();)*
+                $(let $o: $ot = $o.into();)*
+                run_composite!([self $(, $a)*], |$g, $a0 $(, $a)*| $body)
+            }
+        )*}
+    };
+}
+crate::composite_table!(eager_composites);

@@ -242,7 +242,8 @@ export async function tableOps(session, Program, ledger) {
   out.programConv = await session.compile(cp).run({ x: img }).y.array();
   rejects('badPad', () => img.conv2d(ones, 1, 'full'));
   rejects('zeroStride', () => img.conv2d(ones, [0, 1], 'same'));
-  rejects('channelMismatch', () => img.conv2d(session.ones([2, 2, 2, 1]), 1, 'same'));
+  const twoChannels = session.ones([2, 2, 2, 1]);
+  rejects('channelMismatch', () => img.conv2d(twoChannels, 1, 'same'));
   rejects('gatherFloat', () => rows.gather(rows));
   rejects('poolNoPad', () => img.maxPool(2, 1));
   for (const t of [x, y, i, r.y, r.eq, ls]) t.dispose();

@@ -11,7 +11,7 @@ use wasm_bindgen::JsCast;
 use super::{to_js, JsResult};
 use crate::dtype::DType;
 use crate::error::invalid_arg;
-use crate::ops::{Pad, Pair};
+use crate::ops::{Axes, Pad, Pair};
 use crate::tensor::Tensor;
 
 /// A short description of a JS value for error messages: `undefined`, `null`, `'text'`, `3`,
@@ -179,15 +179,6 @@ pub(crate) fn axes(what: &str, v: &JsValue) -> JsResult<Vec<i64>> {
         return Err(wrong(what, "an axis or an array of axes", v));
     }
     ints(what, v)
-}
-
-/// An array of integers, `None` when absent (`transpose`'s `perm`).
-pub(crate) fn opt_ints(what: &str, v: &JsValue) -> JsResult<Option<Vec<i64>>> {
-    if absent(v) {
-        Ok(None)
-    } else {
-        ints(what, v).map(Some)
-    }
 }
 
 /// `[[before, after], …]`: pairs of non-negative integers.
@@ -473,5 +464,23 @@ impl Attr for Pad {
             (_, Some(x)) if x.fract() == 0.0 && (0.0..=65536.0).contains(&x) => Ok(Pad::Explicit(x as usize)),
             _ => Err(wrong(what, "'same', 'valid' or a non-negative integer", v)),
         }
+    }
+}
+
+impl Attr for f64 {
+    fn from_js(what: &str, v: &JsValue) -> JsResult<f64> {
+        number(what, v)
+    }
+}
+
+impl Attr for Axes {
+    fn from_js(what: &str, v: &JsValue) -> JsResult<Axes> {
+        axes(what, v).map(Axes)
+    }
+}
+
+impl Attr for Vec<(i64, i64)> {
+    fn from_js(what: &str, v: &JsValue) -> JsResult<Vec<(i64, i64)>> {
+        pairs(what, v)
     }
 }

@@ -319,24 +319,6 @@ impl JsProgram {
         self.composite(|p| p.matmul_t(a, b, ta, tb))
     }
 
-    /// A `layerNorm(gamma, beta, epsilon = 1e-5)` node over the last axis.
-    #[wasm_bindgen(js_name = layerNorm)]
-    pub fn layer_norm(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] gamma: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] beta: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] epsilon: JsValue,
-    ) -> JsResult<JsNode> {
-        let a = self.arg("layerNorm: argument 'a'", &a)?;
-        let (g, b) = (
-            self.arg("layerNorm: gamma", &gamma)?,
-            self.arg("layerNorm: beta", &beta)?,
-        );
-        let eps = args::number_or("layerNorm: epsilon", &epsilon, 1e-5)?;
-        self.composite(|p| p.layer_norm(a, g, b, eps))
-    }
-
     /// A `batchNorm(mean, variance, offset?, scale?, varianceEpsilon = 1e-3)` node.
     #[wasm_bindgen(js_name = batchNorm)]
     pub fn batch_norm(
@@ -419,113 +401,6 @@ macro_rules! node_reduce {
 }
 node_reduce!(sum => Sum, mean => Mean, max => Max, min => Min, prod => Prod);
 
-/// Composite nodes (`ops/compose.rs`): nothing is added when a call is rejected.
-#[wasm_bindgen(js_class = Program)]
-impl JsProgram {
-    /// A `leakyRelu(alpha = 0.2)` node.
-    #[wasm_bindgen(js_name = leakyRelu)]
-    pub fn leaky_relu(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] alpha: JsValue,
-    ) -> JsResult<JsNode> {
-        let a = self.arg("leakyRelu: argument 'a'", &a)?;
-        let alpha = args::number_or("leakyRelu: alpha", &alpha, 0.2)?;
-        self.composite(|p| p.leaky_relu(a, alpha))
-    }
-
-    /// A `clipByValue(min, max)` node.
-    #[wasm_bindgen(js_name = clipByValue)]
-    pub fn clip_by_value(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] min: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] max: JsValue,
-    ) -> JsResult<JsNode> {
-        let a = self.arg("clipByValue: argument 'a'", &a)?;
-        let (lo, hi) = (
-            args::value("clipByValue: min", &min)?,
-            args::value("clipByValue: max", &max)?,
-        );
-        self.composite(|p| p.clip_by_value(a, lo, hi))
-    }
-
-    /// A stable `logSumExp(axes?, keepDims?)` node.
-    #[wasm_bindgen(js_name = logSumExp)]
-    pub fn log_sum_exp(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
-        #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: JsValue,
-    ) -> JsResult<JsNode> {
-        let a = self.arg("logSumExp: argument 'a'", &a)?;
-        let axes = args::axes("logSumExp: axes", &axes)?;
-        let keep = args::bool_or("logSumExp: keepDims", &keep_dims, false)?;
-        self.composite(|p| p.log_sum_exp(a, &axes, keep))
-    }
-
-    /// A stable `logSoftmax(axis = -1)` node.
-    #[wasm_bindgen(js_name = logSoftmax)]
-    pub fn log_softmax(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
-    ) -> JsResult<JsNode> {
-        let a = self.arg("logSoftmax: argument 'a'", &a)?;
-        let axis = args::int_or("logSoftmax: axis", &axis, -1)?;
-        self.composite(|p| p.log_softmax(a, axis))
-    }
-
-    /// An `expandDims(axis = 0)` node.
-    #[wasm_bindgen(js_name = expandDims)]
-    pub fn expand_dims(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
-    ) -> JsResult<JsNode> {
-        let a = self.arg("expandDims: argument 'a'", &a)?;
-        let axis = args::int_or("expandDims: axis", &axis, 0)?;
-        self.composite(|p| p.expand_dims(a, axis))
-    }
-
-    /// A `squeeze(axes?)` node.
-    pub fn squeeze(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
-    ) -> JsResult<JsNode> {
-        let a = self.arg("squeeze: argument 'a'", &a)?;
-        let axes = args::axes("squeeze: axes", &axes)?;
-        self.composite(|p| p.squeeze(a, Some(&axes)))
-    }
-
-    /// An `all(axes?, keepDims?)` node over a bool node.
-    pub fn all(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
-        #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: JsValue,
-    ) -> JsResult<JsNode> {
-        let a = self.arg("all: argument 'a'", &a)?;
-        let axes = args::axes("all: axes", &axes)?;
-        let keep = args::bool_or("all: keepDims", &keep_dims, false)?;
-        self.composite(|p| p.all(a, &axes, keep))
-    }
-
-    /// An `any(axes?, keepDims?)` node over a bool node.
-    pub fn any(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
-        #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: JsValue,
-    ) -> JsResult<JsNode> {
-        let a = self.arg("any: argument 'a'", &a)?;
-        let axes = args::axes("any: axes", &axes)?;
-        let keep = args::bool_or("any: keepDims", &keep_dims, false)?;
-        self.composite(|p| p.any(a, &axes, keep))
-    }
-}
-
 #[wasm_bindgen(js_class = Program)]
 impl JsProgram {
     /// A `where` node: elements of `a` where `cond`, else of `b` (a node or a number); broadcast.
@@ -552,43 +427,6 @@ impl JsProgram {
                 self.composite(|p| p.select(a, c, b))
             }
         }
-    }
-
-    /// A `slice(begin, size?)` node.
-    pub fn slice(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number[]")] begin: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number[]")] size: JsValue,
-    ) -> JsResult<JsNode> {
-        let a = self.arg("slice: argument 'a'", &a)?;
-        let begin = args::ints("slice: begin", &begin)?;
-        let size = args::opt_ints("slice: size", &size)?.unwrap_or_default();
-        self.composite(|p| p.slice(a, &begin, &size))
-    }
-
-    /// A `pad(paddings, value = 0)` node.
-    pub fn pad(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "[number, number][]")] paddings: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] value: JsValue,
-    ) -> JsResult<JsNode> {
-        let a = self.arg("pad: argument 'a'", &a)?;
-        let paddings = args::pairs("pad: paddings", &paddings)?;
-        let value = args::number_or("pad: value", &value, 0.0)?;
-        self.composite(|p| p.pad(a, &paddings, value))
-    }
-
-    /// A `tile(reps)` node.
-    pub fn tile(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number[]")] reps: JsValue,
-    ) -> JsResult<JsNode> {
-        let a = self.arg("tile: argument 'a'", &a)?;
-        let reps = args::ints("tile: reps", &reps)?;
-        self.composite(|p| p.tile(a, &reps))
     }
 
     /// A `concat(nodes, axis = 0)` node.
@@ -637,42 +475,6 @@ impl JsProgram {
             p.split(a, &sizes, axis).map_err(to_js)?
         };
         Ok(ids.into_iter().map(|id| JsValue::from(self.node(id))).collect())
-    }
-
-    /// An `argMax(axis = -1)` node (int32).
-    #[wasm_bindgen(js_name = argMax)]
-    pub fn arg_max(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
-    ) -> JsResult<JsNode> {
-        let a = self.arg("argMax: argument 'a'", &a)?;
-        let axis = args::int_or("argMax: axis", &axis, -1)?;
-        self.composite(|p| p.arg_max(a, axis))
-    }
-
-    /// An `argMin(axis = -1)` node (int32).
-    #[wasm_bindgen(js_name = argMin)]
-    pub fn arg_min(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
-    ) -> JsResult<JsNode> {
-        let a = self.arg("argMin: argument 'a'", &a)?;
-        let axis = args::int_or("argMin: axis", &axis, -1)?;
-        self.composite(|p| p.arg_min(a, axis))
-    }
-
-    /// A `oneHot(depth)` node over int32 indices (float32).
-    #[wasm_bindgen(js_name = oneHot)]
-    pub fn one_hot(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] depth: JsValue,
-    ) -> JsResult<JsNode> {
-        let a = self.arg("oneHot: argument 'a'", &a)?;
-        let depth = args::shape("oneHot: depth", &js_sys::Array::of1(&depth))?[0];
-        self.composite(|p| p.one_hot(a, depth))
     }
 }
 
@@ -927,3 +729,30 @@ macro_rules! js_node_table {
     };
 }
 crate::kernel_table!(js_node_table);
+
+macro_rules! js_node_composites {
+    ($(($m:ident, $js:literal, $doc:literal, [$a0:ident $(, $a:ident)*],
+        [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*],
+        |$g:ident| $body:expr)),* $(,)?) => {$(
+        #[wasm_bindgen(js_class = Program)]
+        impl JsProgram {
+            #[doc = concat!("A `", $js, "` composite: ", $doc)]
+            #[wasm_bindgen(js_name = $js)]
+            pub fn $m(
+                &self,
+                #[wasm_bindgen(unchecked_param_type = "ProgramNode")] $a0: JsValue,
+                $(#[wasm_bindgen(unchecked_param_type = "ProgramNode")] $a: JsValue,)*
+                $(#[wasm_bindgen(js_name = $fk, unchecked_param_type = $fts)] $f: JsValue,)*
+                $(#[wasm_bindgen(js_name = $ok, unchecked_optional_param_type = $ots)] $o: JsValue,)*
+            ) -> JsResult<JsNode> {
+                let $a0 = self.arg(concat!($js, ": argument '", stringify!($a0), "'"), &$a0)?;
+                $(let $a = self.arg(concat!($js, ": ", stringify!($a)), &$a)?;)*
+                $(let $f: $ft = args::attr(concat!($js, ": ", $fk), &$f)?;)*
+                $(let $o: $ot = args::attr_or(concat!($js, ": ", $ok), &$o, || <$ot>::from($od))?;)*
+                self.composite(|p| p.$m($a0, $($a,)* $($f,)* $($o,)*))
+            }
+        }
+    )*};
+}
+crate::composite_table!(js_node_composites);

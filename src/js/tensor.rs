@@ -287,21 +287,6 @@ impl JsTensor {
         t.matmul_t(&b, ta, tb).map(JsTensor::new).map_err(to_js)
     }
 
-    /// Layer normalisation over the last axis: `(x − mean) / √(var + ε) · gamma + beta`.
-    #[wasm_bindgen(js_name = layerNorm)]
-    pub fn layer_norm(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "Tensor")] gamma: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Tensor")] beta: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] epsilon: JsValue,
-    ) -> JsResult<JsTensor> {
-        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let g = args::tensor("layerNorm: gamma", &gamma)?;
-        let b = args::tensor("layerNorm: beta", &beta)?;
-        let eps = args::number_or("layerNorm: epsilon", &epsilon, 1e-5)?;
-        t.layer_norm(&g, &b, eps).map(JsTensor::new).map_err(to_js)
-    }
-
     /// Batch normalisation with given statistics (parameters broadcast; NHWC: per channel).
     #[wasm_bindgen(js_name = batchNorm)]
     pub fn batch_norm(
@@ -324,105 +309,6 @@ impl JsTensor {
     }
 }
 
-/// Composites (`ops/compose.rs`): checked before their first kernel.
-#[wasm_bindgen(js_class = Tensor)]
-impl JsTensor {
-    /// `x` where `x > 0`, else `alpha · x` (alpha default 0.2).
-    #[wasm_bindgen(js_name = leakyRelu)]
-    pub fn leaky_relu(
-        &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] alpha: JsValue,
-    ) -> JsResult<JsTensor> {
-        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let alpha = args::number_or("leakyRelu: alpha", &alpha, 0.2)?;
-        t.leaky_relu(alpha).map(JsTensor::new).map_err(to_js)
-    }
-
-    /// Clamps every element to `[min, max]`.
-    #[wasm_bindgen(js_name = clipByValue)]
-    pub fn clip_by_value(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "number")] min: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] max: JsValue,
-    ) -> JsResult<JsTensor> {
-        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let (lo, hi) = (
-            args::value("clipByValue: min", &min)?,
-            args::value("clipByValue: max", &max)?,
-        );
-        t.clip_by_value(lo, hi).map(JsTensor::new).map_err(to_js)
-    }
-
-    /// `log Σ exp(x)` over `axes` (all when absent), computed stably.
-    #[wasm_bindgen(js_name = logSumExp)]
-    pub fn log_sum_exp(
-        &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
-        #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: JsValue,
-    ) -> JsResult<JsTensor> {
-        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let axes = args::axes("logSumExp: axes", &axes)?;
-        let keep = args::bool_or("logSumExp: keepDims", &keep_dims, false)?;
-        t.log_sum_exp(&axes, keep).map(JsTensor::new).map_err(to_js)
-    }
-
-    /// `x − logSumExp(x)` along `axis` (default -1), computed stably.
-    #[wasm_bindgen(js_name = logSoftmax)]
-    pub fn log_softmax(
-        &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
-    ) -> JsResult<JsTensor> {
-        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let axis = args::int_or("logSoftmax: axis", &axis, -1)?;
-        t.log_softmax(axis).map(JsTensor::new).map_err(to_js)
-    }
-
-    /// A new axis of size 1 at `axis` (default 0).
-    #[wasm_bindgen(js_name = expandDims)]
-    pub fn expand_dims(
-        &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
-    ) -> JsResult<JsTensor> {
-        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let axis = args::int_or("expandDims: axis", &axis, 0)?;
-        t.expand_dims(axis).map(JsTensor::new).map_err(to_js)
-    }
-
-    /// Removes `axes` (each of size 1), or every axis of size 1.
-    pub fn squeeze(
-        &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
-    ) -> JsResult<JsTensor> {
-        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let axes = args::axes("squeeze: axes", &axes)?;
-        t.squeeze(Some(&axes)).map(JsTensor::new).map_err(to_js)
-    }
-
-    /// Whether every element of a bool tensor over `axes` is true.
-    pub fn all(
-        &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
-        #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: JsValue,
-    ) -> JsResult<JsTensor> {
-        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let axes = args::axes("all: axes", &axes)?;
-        let keep = args::bool_or("all: keepDims", &keep_dims, false)?;
-        t.all(&axes, keep).map(JsTensor::new).map_err(to_js)
-    }
-
-    /// Whether any element of a bool tensor over `axes` is true.
-    pub fn any(
-        &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
-        #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: JsValue,
-    ) -> JsResult<JsTensor> {
-        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let axes = args::axes("any: axes", &axes)?;
-        let keep = args::bool_or("any: keepDims", &keep_dims, false)?;
-        t.any(&axes, keep).map(JsTensor::new).map_err(to_js)
-    }
-}
-
 /// Selection: `where`, `argMax`/`argMin`, `oneHot`.
 #[wasm_bindgen(js_class = Tensor)]
 impl JsTensor {
@@ -442,78 +328,11 @@ impl JsTensor {
         };
         result.map(JsTensor::new).map_err(to_js)
     }
-
-    /// The first index of the maximum along `axis` (default -1), int32.
-    #[wasm_bindgen(js_name = argMax)]
-    pub fn arg_max(
-        &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
-    ) -> JsResult<JsTensor> {
-        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let axis = args::int_or("argMax: axis", &axis, -1)?;
-        t.arg_max(axis).map(JsTensor::new).map_err(to_js)
-    }
-
-    /// The first index of the minimum along `axis` (default -1), int32.
-    #[wasm_bindgen(js_name = argMin)]
-    pub fn arg_min(
-        &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
-    ) -> JsResult<JsTensor> {
-        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let axis = args::int_or("argMin: axis", &axis, -1)?;
-        t.arg_min(axis).map(JsTensor::new).map_err(to_js)
-    }
-
-    /// float32 one-hot rows of `depth` for these int32 indices.
-    #[wasm_bindgen(js_name = oneHot)]
-    pub fn one_hot(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "number")] depth: JsValue,
-    ) -> JsResult<JsTensor> {
-        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let depth = args::shape("oneHot: depth", &js_sys::Array::of1(&depth))?[0];
-        t.one_hot(depth).map(JsTensor::new).map_err(to_js)
-    }
 }
 
 /// Shape ops: `slice`, `pad`, `tile`, `split` (windows onto the tensor).
 #[wasm_bindgen(js_class = Tensor)]
 impl JsTensor {
-    /// `size` elements from `begin` per dimension (`-1` or a missing entry: to the end).
-    pub fn slice(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "number[]")] begin: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number[]")] size: JsValue,
-    ) -> JsResult<JsTensor> {
-        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let begin = args::ints("slice: begin", &begin)?;
-        let size = args::opt_ints("slice: size", &size)?.unwrap_or_default();
-        t.slice(&begin, &size).map(JsTensor::new).map_err(to_js)
-    }
-
-    /// Pads each dimension with `[before, after]` elements of `value` (default 0).
-    pub fn pad(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "[number, number][]")] paddings: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] value: JsValue,
-    ) -> JsResult<JsTensor> {
-        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let paddings = args::pairs("pad: paddings", &paddings)?;
-        let value = args::number_or("pad: value", &value, 0.0)?;
-        t.pad(&paddings, value).map(JsTensor::new).map_err(to_js)
-    }
-
-    /// The tensor repeated `reps[k]` times along dimension `k`.
-    pub fn tile(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "number[]")] reps: JsValue,
-    ) -> JsResult<JsTensor> {
-        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let reps = args::ints("tile: reps", &reps)?;
-        t.tile(&reps).map(JsTensor::new).map_err(to_js)
-    }
-
     /// Equal parts (a number) or slices of the given sizes along `axis` (default 0).
     #[wasm_bindgen(unchecked_return_type = "Tensor[]")]
     pub fn split(
@@ -565,3 +384,29 @@ macro_rules! js_tensor_table {
     };
 }
 crate::kernel_table!(js_tensor_table);
+
+macro_rules! js_tensor_composites {
+    ($(($m:ident, $js:literal, $doc:literal, [$a0:ident $(, $a:ident)*],
+        [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*],
+        |$g:ident| $body:expr)),* $(,)?) => {$(
+        #[wasm_bindgen(js_class = Tensor)]
+        impl JsTensor {
+            #[doc = $doc]
+            #[wasm_bindgen(js_name = $js)]
+            pub fn $m(
+                &self,
+                $(#[wasm_bindgen(unchecked_param_type = "Tensor")] $a: JsValue,)*
+                $(#[wasm_bindgen(js_name = $fk, unchecked_param_type = $fts)] $f: JsValue,)*
+                $(#[wasm_bindgen(js_name = $ok, unchecked_optional_param_type = $ots)] $o: JsValue,)*
+            ) -> JsResult<JsTensor> {
+                let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
+                $(let $a = args::tensor(concat!($js, ": ", stringify!($a)), &$a)?;)*
+                $(let $f: $ft = args::attr(concat!($js, ": ", $fk), &$f)?;)*
+                $(let $o: $ot = args::attr_or(concat!($js, ": ", $ok), &$o, || <$ot>::from($od))?;)*
+                t.$m($(&$a,)* $($f,)* $($o,)*).map(JsTensor::new).map_err(to_js)
+            }
+        }
+    )*};
+}
+crate::composite_table!(js_tensor_composites);

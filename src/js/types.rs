@@ -25,6 +25,10 @@ export type NestedData = number | boolean | NestedData[];
 export type NestedArray = number | NestedArray[];
 /** Axes of a reduction: one axis or several (negative counts from the end); all when omitted. */
 export type Axes = number | number[];
+/** A (height, width) pair of positive integers — strides, dilations, pool sizes; one number means both. */
+export type Pair = number | [number, number];
+/** Convolution and pooling padding (TF.js): `'same'`, `'valid'`, or cells on every side. */
+export type Padding = 'same' | 'valid' | number;
 
 export interface PoolOptions {
   /** Bound on the bytes the pool holds, in use + cached (default 2 GiB). */

@@ -3,7 +3,8 @@
 //! as one tiled matmul over `[N·H·W, C] × [C, OC]` (the layouts are already those matrices), a
 //! depthwise convolution (`shaders/depthwise.wgsl`) and max/average pooling (`shaders/pool.wgsl`).
 
-use super::{dispatch, grid, matmul::matmul, Ctx, Operand, WORKGROUP};
+use super::fused::{producer_parts, Epilogue};
+use super::{dispatch, grid, matmul::matmul_with, Ctx, Operand, WORKGROUP};
 use crate::error::Result;
 use crate::ops::rules::extent;
 use crate::ops::{Pad, Pair};
@@ -54,6 +55,18 @@ pub(crate) fn conv2d(
     pad: &Pad,
     d: &Pair,
 ) -> Result<()> {
+    conv2d_with(ctx, enc, args, out, (s, pad, d), None)
+}
+
+/// The convolution, its store running `epi` when an elementwise chain is fused into it.
+pub(crate) fn conv2d_with(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    args: &[Operand],
+    out: Operand,
+    (s, pad, d): (&Pair, &Pad, &Pair),
+    epi: Option<&Epilogue>,
+) -> Result<()> {
     let (x, f) = (args[0], args[1]);
     let (fh, fw, oc) = (f.shape[0], f.shape[1], f.shape[3]);
     let [_, _, c] = hwc(&x);
@@ -63,24 +76,23 @@ pub(crate) fn conv2d(
         let (a_shape, b_shape, o_shape) = ([rows, c], [c, oc], [rows, oc]);
         let a = Operand { shape: &a_shape, ..x };
         let b = Operand { shape: &b_shape, ..f };
-        return matmul(
-            ctx,
-            enc,
-            &[a, b],
-            Operand {
-                shape: &o_shape,
-                ..out
-            },
-        );
+        let o = Operand {
+            shape: &o_shape,
+            ..out
+        };
+        return matmul_with(ctx, enc, &[a, b], o, epi);
     }
     let mut params = geometry("conv2d", &x, &out, (fh, fw), s, pad, d)?;
     params[5] = oc as u32;
     let threads = out.len() / oc as u64 * oc.div_ceil(4) as u64;
     params.insert(0, threads as u32);
+    let (prelude, key, extra, extra_inputs) = producer_parts(epi, "f32", params.len());
+    params.extend(extra);
     let p = ctx
         .cache
-        .pipeline(ctx.device, "conv2d", "", || CONV2D.to_string());
-    let inputs = [(x.buffer, x.len()), (f.buffer, f.len())];
+        .pipeline(ctx.device, "conv2d", &key, || format!("{prelude}{CONV2D}"));
+    let mut inputs = vec![(x.buffer, x.len()), (f.buffer, f.len())];
+    inputs.extend(extra_inputs);
     let groups = grid(threads.div_ceil(WORKGROUP as u64));
     dispatch(ctx, enc, &p, (out.buffer, out.len()), &params, &inputs, groups);
     Ok(())
@@ -95,15 +107,30 @@ pub(crate) fn depthwise_conv2d(
     pad: &Pad,
     d: &Pair,
 ) -> Result<()> {
+    depthwise_with(ctx, enc, args, out, (s, pad, d), None)
+}
+
+/// The depthwise convolution, its store running `epi` when an elementwise chain is fused into it.
+pub(crate) fn depthwise_with(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    args: &[Operand],
+    out: Operand,
+    (s, pad, d): (&Pair, &Pad, &Pair),
+    epi: Option<&Epilogue>,
+) -> Result<()> {
     let (x, f) = (args[0], args[1]);
     let mut params = geometry("depthwiseConv2d", &x, &out, (f.shape[0], f.shape[1]), s, pad, d)?;
     params[5] = f.shape[3] as u32;
     let len = out.len();
     params.insert(0, len as u32);
+    let (prelude, key, extra, extra_inputs) = producer_parts(epi, "f32", params.len());
+    params.extend(extra);
     let p = ctx
         .cache
-        .pipeline(ctx.device, "depthwise", "", || DEPTHWISE.to_string());
-    let inputs = [(x.buffer, x.len()), (f.buffer, f.len())];
+        .pipeline(ctx.device, "depthwise", &key, || format!("{prelude}{DEPTHWISE}"));
+    let mut inputs = vec![(x.buffer, x.len()), (f.buffer, f.len())];
+    inputs.extend(extra_inputs);
     dispatch(
         ctx,
         enc,

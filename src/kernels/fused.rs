@@ -1,5 +1,8 @@
 //! Fused elementwise chains (`shaders/fused.wgsl`): one dispatch computes a whole group of unary and
-//! binary ops decided by `crate::program::fusion`, reading only the group's leaves.
+//! binary ops decided by `crate::program::fusion`, reading only the group's leaves. The same code
+//! generation makes epilogues: a chain applied to a matmul or convolution result as the producer
+//! stores it (`fn store(i, v)`, which every producer shader calls), so `relu(conv2d(x, w) + b)` is
+//! one dispatch and the product never exists in memory.
 
 use super::elementwise::{binary_fn, unary_body};
 use super::{dispatch, grid, strides, wgsl_type, Ctx, Operand, WORKGROUP};
@@ -8,16 +11,13 @@ use crate::program::fusion::{Group, Ref};
 
 const FUSED: &str = include_str!("../../shaders/fused.wgsl");
 
-fn source(group: &Group, t: &str, same: &[bool]) -> String {
-    let leaves = group.leaves.len();
-    let bindings: String = (0..leaves)
-        .map(|k| {
-            format!(
-                "@group(0) @binding({}) var<storage, read> in{k}: array<u32>;\n",
-                2 + k
-            )
-        })
-        .collect();
+/// The store producers use when nothing is fused into them.
+pub(crate) const PLAIN_STORE: &str = "fn store(i: u32, v: T) { out[i] = bitcast<u32>(v); }\n";
+
+/// Code for a group's steps: `(functions, index and leaf loads, body ending in the result's name)`.
+/// `loaded` are the leaves read from buffers `in{k}` (an epilogue's producer inputs are not); the
+/// j-th has its broadcast strides at `base + (j + 1) · rank` after the output dims at `base`.
+fn chain(group: &Group, t: &str, loaded: &[(usize, bool)], base: &str) -> (String, String, String) {
     let mut functions = crate::ops::binary_helpers(t);
     let mut seen = vec![];
     for s in &group.steps {
@@ -33,22 +33,29 @@ fn source(group: &Group, t: &str, same: &[bool]) -> String {
         }
     }
     let mut index = String::new();
-    if same.iter().any(|s| !s) {
+    if loaded.iter().any(|(_, same)| !same) {
         index += "var rem = i;\n";
-        for (k, &same_shape) in same.iter().enumerate() {
-            index += &format!("    var i{k} = {};\n", if same_shape { "i" } else { "0u" });
+        for &(k, same) in loaded {
+            index += &format!("    var i{k} = {};\n", if same { "i" } else { "0u" });
         }
-        index += "    for (var d = i32(rank) - 1; d >= 0; d = d - 1) {\n        let k = u32(d);\n        let dim = params[2u + k];\n        let c = rem % dim;\n        rem = rem / dim;\n";
-        for k in (0..leaves).filter(|&k| !same[k]) {
-            index += &format!("        i{k} = i{k} + c * params[2u + {} * rank + k];\n", k + 1);
+        index += &format!(
+            "    for (var d = i32(rank) - 1; d >= 0; d = d - 1) {{\n        let k = u32(d);\n        let dim = params[{base} + k];\n        let c = rem % dim;\n        rem = rem / dim;\n"
+        );
+        for (j, &(k, same)) in loaded.iter().enumerate() {
+            if !same {
+                index += &format!(
+                    "        i{k} = i{k} + c * params[{base} + {} * rank + k];\n",
+                    j + 1
+                );
+            }
         }
         index += "    }\n";
     } else {
-        for k in 0..leaves {
+        for &(k, _) in loaded {
             index += &format!("let i{k} = i;\n    ");
         }
     }
-    for k in 0..leaves {
+    for &(k, _) in loaded {
         index += &format!("    let l{k} = bitcast<T>(in{k}[i{k}]);\n");
     }
     let mut body = String::new();
@@ -59,17 +66,41 @@ fn source(group: &Group, t: &str, same: &[bool]) -> String {
             .map(|r| match r {
                 Ref::Leaf(k) => format!("l{k}"),
                 Ref::Step(k) => format!("s{k}"),
+                Ref::Acc => "v".to_string(),
             })
             .collect();
         body += &format!("let s{j} = op_{}({});\n    ", s.op.name(), args.join(", "));
     }
-    body += &format!("out[i] = bitcast<u32>(s{});", group.steps.len() - 1);
-    let src = FUSED
-        .replace("//{{LEAF_BINDINGS}}", &bindings)
-        .replace("//{{FUNCTIONS}}", &functions)
-        .replace("//{{INDEX}}", &index)
-        .replace("//{{BODY}}", &body);
-    format!("alias T = {t};\n{src}")
+    (functions, index, body)
+}
+
+fn bindings(leaves: impl Iterator<Item = usize>) -> String {
+    leaves
+        .map(|k| {
+            format!(
+                "@group(0) @binding({}) var<storage, read> in{k}: array<u32>;\n",
+                2 + k
+            )
+        })
+        .collect()
+}
+
+/// Per-leaf strides into an output of `shape` (0 on broadcast dims), for each of `leaves`.
+fn leaf_strides(leaves: &[Operand], shape: &[usize]) -> Vec<u32> {
+    let rank = shape.len();
+    let mut params = vec![];
+    for leaf in leaves {
+        let s = strides(leaf.shape);
+        let off = rank - leaf.shape.len();
+        params.extend((0..rank).map(|i| {
+            if i < off || leaf.shape[i - off] == 1 {
+                0
+            } else {
+                s[i - off] as u32
+            }
+        }));
+    }
+    params
 }
 
 /// Records a fused group writing `out` from `leaves` (in the group's leaf order).
@@ -83,25 +114,93 @@ pub(crate) fn record_fused(
     let t = wgsl_type(out.dtype);
     let same: Vec<bool> = leaves.iter().map(|l| l.shape == out.shape).collect();
     let key = format!("{t}:{:?}:{same:?}", group.steps);
-    let p = ctx
-        .cache
-        .pipeline(ctx.device, "fused", &key, || source(group, t, &same));
+    let p = ctx.cache.pipeline(ctx.device, "fused", &key, || {
+        let loaded: Vec<(usize, bool)> = same.iter().copied().enumerate().collect();
+        let (functions, index, mut body) = chain(group, t, &loaded, "2u");
+        body += &format!("out[i] = bitcast<u32>(s{});", group.steps.len() - 1);
+        let src = FUSED
+            .replace("//{{LEAF_BINDINGS}}", &bindings(0..leaves.len()))
+            .replace("//{{FUNCTIONS}}", &functions)
+            .replace("//{{INDEX}}", &index)
+            .replace("//{{BODY}}", &body);
+        format!("alias T = {t};\n{src}")
+    });
     let len = out.len();
     let rank = out.shape.len();
     let mut params = vec![len as u32, rank as u32];
     params.extend(out.shape.iter().map(|&d| d as u32));
-    for leaf in leaves {
-        let s = strides(leaf.shape);
-        let off = rank - leaf.shape.len();
-        params.extend((0..rank).map(|i| {
-            if i < off || leaf.shape[i - off] == 1 {
-                0
-            } else {
-                s[i - off] as u32
-            }
-        }));
-    }
+    params.extend(leaf_strides(leaves, out.shape));
     let inputs: Vec<(&wgpu::Buffer, u64)> = leaves.iter().map(|l| (l.buffer, l.len())).collect();
     let groups = grid(len.div_ceil(WORKGROUP as u64));
     dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, groups);
+}
+
+/// An elementwise chain fused into its producer's store: `group.leaves` are the producer's inputs
+/// (`arity` of them) then the chain's other leaves (`leaves`), which broadcast into `shape` (the
+/// group's output: a producer may view it differently, as the pointwise convolution does).
+pub(crate) struct Epilogue<'a> {
+    pub group: &'a Group,
+    pub arity: usize,
+    pub leaves: &'a [Operand<'a>],
+    pub shape: &'a [usize],
+}
+
+impl Epilogue<'_> {
+    /// The extra leaf bindings, the chain's functions and `fn store`, for a producer whose own
+    /// parameters take `offset` words (the epilogue's follow: rank, output dims, leaf strides).
+    pub(crate) fn source(&self, t: &str, offset: usize) -> String {
+        let loaded: Vec<(usize, bool)> = self
+            .leaves
+            .iter()
+            .enumerate()
+            .map(|(j, l)| (self.arity + j, l.shape == self.shape))
+            .collect();
+        let (functions, index, body) = chain(self.group, t, &loaded, "EP + 1u");
+        format!(
+            "const EP: u32 = {offset}u;\n{}{functions}\nfn store(i: u32, v: T) {{\n    let rank = params[EP];\n    {index}    {body}out[i] = bitcast<u32>(s{});\n}}\n",
+            bindings(self.arity..self.arity + self.leaves.len()),
+            self.group.steps.len() - 1
+        )
+    }
+
+    /// What distinguishes this epilogue's pipeline.
+    pub(crate) fn key(&self, offset: usize) -> String {
+        let same: Vec<bool> = self.leaves.iter().map(|l| l.shape == self.shape).collect();
+        format!("{offset}:{:?}:{same:?}", self.group.steps)
+    }
+
+    /// The parameters appended to the producer's.
+    pub(crate) fn params(&self) -> Vec<u32> {
+        let mut p = vec![self.shape.len() as u32];
+        p.extend(self.shape.iter().map(|&d| d as u32));
+        p.extend(leaf_strides(self.leaves, self.shape));
+        p
+    }
+
+    /// The extra input buffers.
+    pub(crate) fn inputs(&self) -> impl Iterator<Item = (&wgpu::Buffer, u64)> + '_ {
+        self.leaves.iter().map(|l| (l.buffer, l.len()))
+    }
+}
+
+/// The prelude and key of a producer's pipeline, and the parameters and inputs its epilogue adds.
+pub(crate) fn producer_parts<'a>(
+    epi: Option<&'a Epilogue<'a>>,
+    t: &str,
+    offset: usize,
+) -> (String, String, Vec<u32>, Vec<(&'a wgpu::Buffer, u64)>) {
+    match epi {
+        None => (
+            format!("alias T = {t};\n{PLAIN_STORE}"),
+            t.to_string(),
+            vec![],
+            vec![],
+        ),
+        Some(e) => (
+            format!("alias T = {t};\n{}", e.source(t, offset)),
+            format!("{t}:{}", e.key(offset)),
+            e.params(),
+            e.inputs().collect(),
+        ),
+    }
 }

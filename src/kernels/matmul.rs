@@ -4,6 +4,7 @@
 
 use crate::error::Result;
 
+use super::fused::{producer_parts, Epilogue};
 use super::{dispatch, strides, wgsl_type, Ctx, Operand, MAX_GROUPS_PER_DIM};
 
 const MATMUL: &str = include_str!("../../shaders/matmul.wgsl");
@@ -22,6 +23,17 @@ pub(crate) fn matmul(
     enc: &mut wgpu::CommandEncoder,
     args: &[Operand],
     out: Operand,
+) -> Result<()> {
+    matmul_with(ctx, enc, args, out, None)
+}
+
+/// The product, its store running `epi` when an elementwise chain is fused into it.
+pub(crate) fn matmul_with(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    args: &[Operand],
+    out: Operand,
+    epi: Option<&Epilogue>,
 ) -> Result<()> {
     let (a, b) = (args[0], args[1]);
     let (ra, rb, ro) = (a.shape.len(), b.shape.len(), out.shape.len());
@@ -53,9 +65,13 @@ pub(crate) fn matmul(
     } else {
         ("matmul_small", MATMUL_SMALL, SMALL_TILE)
     };
+    let (prelude, key, extra, extra_inputs) = producer_parts(epi, t, params.len());
+    params.extend(extra);
     let p = ctx
         .cache
-        .pipeline(ctx.device, kernel, t, || format!("alias T = {t};\n{source}"));
+        .pipeline(ctx.device, kernel, &key, || format!("{prelude}{source}"));
+    let mut inputs = vec![(a.buffer, a.len()), (b.buffer, b.len())];
+    inputs.extend(extra_inputs);
     let groups = [n.div_ceil(tile), m.div_ceil(tile), batch.max(1)];
     // Each dimension may exceed WebGPU's 65535 workgroups: record one dispatch per chunk.
     let chunks = |d: usize| (0..groups[d]).step_by(MAX_GROUPS_PER_DIM as usize);
@@ -70,7 +86,7 @@ pub(crate) fn matmul(
                     &p,
                     (out.buffer, out.len()),
                     &params,
-                    &[(a.buffer, a.len()), (b.buffer, b.len())],
+                    &inputs,
                     (size(0, x), size(1, y), size(2, z)),
                 );
             }

@@ -27,7 +27,41 @@ pub(crate) const WORKGROUP: u32 = 256;
 /// Largest workgroup count per dimension (WebGPU's default limit).
 pub(crate) const MAX_GROUPS_PER_DIM: u32 = 65_535;
 
-pub(crate) use fused::record_fused;
+/// Records a fused group: an elementwise chain in its own kernel, or in its producer's store.
+pub(crate) fn record_group(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    group: &crate::program::fusion::Group,
+    leaves: &[Operand],
+    out: Operand,
+) -> Result<()> {
+    let Some(op) = &group.producer else {
+        fused::record_fused(ctx, enc, group, leaves, out);
+        return Ok(());
+    };
+    let arity = op.arity();
+    let epi = fused::Epilogue {
+        group,
+        arity,
+        leaves: &leaves[arity..],
+        shape: out.shape,
+    };
+    let inputs = &leaves[..arity];
+    match op {
+        Op::MatMul {} => matmul::matmul_with(ctx, enc, inputs, out, Some(&epi)),
+        Op::Conv2d {
+            strides,
+            pad,
+            dilations,
+        } => conv::conv2d_with(ctx, enc, inputs, out, (strides, pad, dilations), Some(&epi)),
+        Op::DepthwiseConv2d {
+            strides,
+            pad,
+            dilations,
+        } => conv::depthwise_with(ctx, enc, inputs, out, (strides, pad, dilations), Some(&epi)),
+        other => unreachable!("{} has no epilogue", other.name()),
+    }
+}
 
 const FILL: &str = include_str!("../../shaders/fill.wgsl");
 

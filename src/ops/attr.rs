@@ -158,3 +158,44 @@ impl From<Fill> for Num {
         f.value().into()
     }
 }
+
+/// Reduction axes (negative counts from the end); empty means every axis. JS: one axis or an
+/// array of them, all when omitted; from Rust `&[0, 1]`, a `Vec` or one axis.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct Axes(pub Vec<i64>);
+
+impl Axes {
+    /// Every axis.
+    pub const ALL: Axes = Axes(Vec::new());
+}
+
+impl std::ops::Deref for Axes {
+    type Target = [i64];
+    fn deref(&self) -> &[i64] {
+        &self.0
+    }
+}
+
+impl From<Vec<i64>> for Axes {
+    fn from(v: Vec<i64>) -> Axes {
+        Axes(v)
+    }
+}
+
+impl From<&[i64]> for Axes {
+    fn from(v: &[i64]) -> Axes {
+        Axes(v.to_vec())
+    }
+}
+
+impl<const N: usize> From<&[i64; N]> for Axes {
+    fn from(v: &[i64; N]) -> Axes {
+        Axes(v.to_vec())
+    }
+}
+
+impl From<i64> for Axes {
+    fn from(a: i64) -> Axes {
+        Axes(vec![a])
+    }
+}

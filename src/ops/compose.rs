@@ -375,18 +375,19 @@ pub(crate) fn arg_extreme<G: Graph>(g: &mut G, x: &G::V, max: bool, axis: i64) -
 
 /// `oneHot(depth)`: int32 indices → float32 `[…, depth]` with 1 at each index (0 for one out of
 /// `[0, depth)`).
-pub(crate) fn one_hot<G: Graph>(g: &mut G, indices: &G::V, depth: usize) -> Result<G::V> {
+pub(crate) fn one_hot<G: Graph>(g: &mut G, indices: &G::V, depth: i64) -> Result<G::V> {
     let (_, d) = g.meta(indices)?;
     if d != DType::Int32 {
         return Err(Error::DtypeMismatch(format!(
             "oneHot needs int32 indices, got {d}"
         )));
     }
-    if depth == 0 || depth as u64 > crate::shape::MAX_ELEMENTS {
+    if depth < 1 || depth as u64 > crate::shape::MAX_ELEMENTS {
         return Err(invalid_arg!(
             "oneHot: depth must be a positive integer, got {depth}"
         ));
     }
+    let depth = depth as usize;
     let col = expand_dims(g, indices, -1)?;
     let iota: Vec<f64> = (0..depth).map(|i| i as f64).collect();
     let classes = g.constant(&iota, &[depth], DType::Int32)?;

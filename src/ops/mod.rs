@@ -12,7 +12,7 @@ pub(crate) mod rules;
 mod table;
 
 pub(crate) use attr::Num;
-pub use attr::{Fill, Pad, PadMode, Pair};
+pub use attr::{Axes, Fill, Pad, PadMode, Pair};
 
 pub(crate) use table::binary_helpers;
 

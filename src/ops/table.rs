@@ -154,6 +154,71 @@ macro_rules! kernel_table {
     };
 }
 
+/// Composites: ops made of other ops (`ops/compose.rs`), checked whole before their first kernel
+/// (eager: inferred dry and admitted at once; in a program: a rejected call adds no node). Each
+/// entry: `(method, "jsName", "doc", [tensor args], [required attrs], [optional attrs], |g| call)`,
+/// attributes written as in `kernel_table!`; `call` builds the composite on the graph `g` from the
+/// tensor args and attributes (by those names). From the entry come the eager method
+/// (`tensor_ops.rs`), the program node (`program/mod.rs`), the JS methods and TypeScript types
+/// (`js/tensor.rs`, `js/program.rs`) and the README's op reference. Composites have no JSON name:
+/// a program's JSON holds the primitives they expand to.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! composite_table {
+    ($then:ident) => {
+        $then! {
+            (leaky_relu, "leakyRelu", "`x` where `x > 0`, else `alpha · x` (float32).", [a], [],
+             [alpha "alpha": f64 = 0.2 => "number"],
+             |g| $crate::ops::compose::leaky_relu(g, a, alpha)),
+            (clip_by_value, "clipByValue", "Clamps every element to `[min, max]`.", [a],
+             [min "min": f64 => "number", max "max": f64 => "number"], [],
+             |g| $crate::ops::compose::clip_by_value(g, a, min, max)),
+            (log_sum_exp, "logSumExp", "`log Σ exp(x)` over `axes` (all when omitted), computed stably.", [a], [],
+             [axes "axes": $crate::ops::Axes = $crate::ops::Axes::ALL => "Axes",
+              keep_dims "keepDims": bool = false => "boolean"],
+             |g| $crate::ops::compose::log_sum_exp(g, a, &axes, keep_dims)),
+            (log_softmax, "logSoftmax", "`x − logSumExp(x)` along `axis`, computed stably.", [a], [],
+             [axis "axis": i64 = -1 => "number"],
+             |g| $crate::ops::compose::log_softmax(g, a, axis)),
+            (expand_dims, "expandDims", "A new axis of size 1 at `axis`.", [a], [],
+             [axis "axis": i64 = 0 => "number"],
+             |g| $crate::ops::compose::expand_dims(g, a, axis)),
+            (squeeze, "squeeze", "Removes `axes` (each of size 1), or every axis of size 1 when omitted.", [a], [],
+             [axes "axes": $crate::ops::Axes = $crate::ops::Axes::ALL => "Axes"],
+             |g| $crate::ops::compose::squeeze(g, a, Some(&axes))),
+            (all, "all", "Whether every element of a bool tensor over `axes` is true.", [a], [],
+             [axes "axes": $crate::ops::Axes = $crate::ops::Axes::ALL => "Axes",
+              keep_dims "keepDims": bool = false => "boolean"],
+             |g| $crate::ops::compose::all_any(g, a, false, &axes, keep_dims)),
+            (any, "any", "Whether any element of a bool tensor over `axes` is true.", [a], [],
+             [axes "axes": $crate::ops::Axes = $crate::ops::Axes::ALL => "Axes",
+              keep_dims "keepDims": bool = false => "boolean"],
+             |g| $crate::ops::compose::all_any(g, a, true, &axes, keep_dims)),
+            (layer_norm, "layerNorm", "`(x − mean) / √(var + ε) · gamma + beta` over the last axis.", [a, gamma, beta], [],
+             [epsilon "epsilon": f64 = 1e-5 => "number"],
+             |g| $crate::ops::compose::layer_norm(g, a, gamma, beta, epsilon)),
+            (arg_max, "argMax", "The first index of the maximum along `axis` (int32).", [a], [],
+             [axis "axis": i64 = -1 => "number"],
+             |g| $crate::ops::compose::arg_extreme(g, a, true, axis)),
+            (arg_min, "argMin", "The first index of the minimum along `axis` (int32).", [a], [],
+             [axis "axis": i64 = -1 => "number"],
+             |g| $crate::ops::compose::arg_extreme(g, a, false, axis)),
+            (one_hot, "oneHot", "float32 one-hot rows of `depth` for int32 indices.", [a],
+             [depth "depth": i64 => "number"], [],
+             |g| $crate::ops::compose::one_hot(g, a, depth)),
+            (slice, "slice", "`size` elements from `begin` per dimension (`-1` or a missing entry: to the end).", [a],
+             [begin "begin": Vec<i64> => "number[]"], [size "size": Vec<i64> = Vec::<i64>::new() => "number[]"],
+             |g| $crate::ops::compose::slice(g, a, &begin, &size)),
+            (pad, "pad", "Pads each dimension with `[before, after]` elements of `value`.", [a],
+             [paddings "paddings": Vec<(i64, i64)> => "Array<[number, number]>"], [value "value": f64 = 0.0 => "number"],
+             |g| $crate::ops::compose::pad(g, a, &paddings, value)),
+            (tile, "tile", "Repeats the tensor `reps[k]` times along dimension `k`.", [a],
+             [reps "reps": Vec<i64> => "number[]"], [],
+             |g| $crate::ops::compose::tile(g, a, &reps)),
+        }
+    };
+}
+
 /// WGSL helpers the binary bodies use, for the element type `T` (prepended to every binary and fused
 /// kernel that needs one).
 pub(crate) fn binary_helpers(t: &str) -> String {

@@ -19,6 +19,8 @@ pub const MAX_LEAVES: usize = 6;
 pub(crate) enum Ref {
     Leaf(usize),
     Step(usize),
+    /// The producer's value (a group fused into a matmul or convolution's store).
+    Acc,
 }
 
 /// One elementwise op inside a fused kernel.
@@ -34,6 +36,9 @@ pub(crate) struct Step {
 pub(crate) struct Group {
     pub steps: Vec<Step>,
     pub leaves: Vec<NodeId>,
+    /// The matmul or convolution the group is fused into (its epilogue); its inputs are the
+    /// first leaves, and the steps read its value as [`Ref::Acc`].
+    pub producer: Option<Op>,
 }
 
 /// The fusion decisions for one specialisation.
@@ -138,15 +143,111 @@ pub(crate) fn fuse(p: &Program, shapes: &[Vec<usize>], dtypes: &[DType]) -> Fusi
             for &m in &members[..members.len() - 1] {
                 fusion.fused_into[m] = Some(root);
             }
-            fusion.groups.insert(root, Group { steps, leaves });
+            fusion.groups.insert(
+                root,
+                Group {
+                    steps,
+                    leaves,
+                    producer: None,
+                },
+            );
         }
         match too_wide {
             // stop fusing into this root's producers nearest the root, and try again
             Some(members) => {
                 blocked.extend(args(&nodes[*members.last().expect("non-empty")]).iter().copied());
             }
-            None => return fusion,
+            None => {
+                epilogues(&mut fusion, nodes, shapes, dtypes, &uses, &keep);
+                return fusion;
+            }
         }
+    }
+}
+
+/// Producers whose store can run an elementwise chain.
+fn producer(n: &Node) -> bool {
+    matches!(
+        n,
+        Node::Op {
+            op: Op::MatMul {} | Op::Conv2d { .. } | Op::DepthwiseConv2d { .. },
+            ..
+        }
+    )
+}
+
+/// Fuses each elementwise root (a group, or one node) into the matmul or convolution that feeds it
+/// when that product has no other reader, is not kept, and has the root's shape: the chain runs in
+/// the producer's store (`kernels/fused.rs`), so the product is never written.
+fn epilogues(
+    f: &mut Fusion,
+    nodes: &[Node],
+    shapes: &[Vec<usize>],
+    dtypes: &[DType],
+    uses: &[usize],
+    keep: &HashSet<NodeId>,
+) {
+    for root in 0..nodes.len() {
+        let Node::Op { op, args } = &nodes[root] else {
+            continue;
+        };
+        if !elementwise(&nodes[root]) || f.fused_into[root].is_some() {
+            continue;
+        }
+        let group = f.groups.get(&root).cloned().unwrap_or_else(|| Group {
+            steps: vec![Step {
+                op: op.clone(),
+                args: (0..args.len()).map(Ref::Leaf).collect(),
+            }],
+            leaves: args.clone(),
+            producer: None,
+        });
+        let fits = |l: NodeId| {
+            producer(&nodes[l])
+                && uses[l] == 1
+                && !keep.contains(&l)
+                && shapes[l] == shapes[root]
+                && dtypes[l] == dtypes[root]
+        };
+        // the producer's inputs replace it among the leaves: at most MAX_LEAVES in all
+        let Some(pos) = group.leaves.iter().position(|&l| fits(l)) else {
+            continue;
+        };
+        let Node::Op {
+            op: made_by,
+            args: inputs,
+        } = &nodes[group.leaves[pos]]
+        else {
+            continue;
+        };
+        if group.leaves.len() - 1 + inputs.len() > MAX_LEAVES {
+            continue;
+        }
+        let others: Vec<usize> = (0..group.leaves.len()).filter(|&k| k != pos).collect();
+        let mut leaves = inputs.clone();
+        leaves.extend(others.iter().map(|&k| group.leaves[k]));
+        let remap = |r: &Ref| match *r {
+            Ref::Leaf(k) if k == pos => Ref::Acc,
+            Ref::Leaf(k) => Ref::Leaf(inputs.len() + others.iter().position(|&o| o == k).unwrap_or(0)),
+            other => other,
+        };
+        let steps = group
+            .steps
+            .iter()
+            .map(|s| Step {
+                op: s.op.clone(),
+                args: s.args.iter().map(remap).collect(),
+            })
+            .collect();
+        f.fused_into[group.leaves[pos]] = Some(root);
+        f.groups.insert(
+            root,
+            Group {
+                steps,
+                leaves,
+                producer: Some(made_by.clone()),
+            },
+        );
     }
 }
 

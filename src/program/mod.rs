@@ -122,47 +122,6 @@ macro_rules! node_composite {
 }
 
 impl Program {
-    /// A `leakyRelu(alpha)` composite (`max(x, αx)`).
-    pub fn leaky_relu(&mut self, a: NodeId, alpha: f64) -> Result<NodeId> {
-        node_composite!(self, [a], |g, v| crate::ops::compose::leaky_relu(g, v, alpha))
-    }
-
-    /// A `clipByValue(min, max)` composite.
-    pub fn clip_by_value(&mut self, a: NodeId, min: f64, max: f64) -> Result<NodeId> {
-        node_composite!(self, [a], |g, v| crate::ops::compose::clip_by_value(
-            g, v, min, max
-        ))
-    }
-
-    /// A stable `logSumExp(axes, keepDims)` composite.
-    pub fn log_sum_exp(&mut self, a: NodeId, axes: &[i64], keep_dims: bool) -> Result<NodeId> {
-        node_composite!(self, [a], |g, v| crate::ops::compose::log_sum_exp(
-            g, v, axes, keep_dims
-        ))
-    }
-
-    /// A stable `logSoftmax(axis)` composite.
-    pub fn log_softmax(&mut self, a: NodeId, axis: i64) -> Result<NodeId> {
-        node_composite!(self, [a], |g, v| crate::ops::compose::log_softmax(g, v, axis))
-    }
-
-    /// An `expandDims(axis)` node (a reshape).
-    pub fn expand_dims(&mut self, a: NodeId, axis: i64) -> Result<NodeId> {
-        node_composite!(self, [a], |g, v| crate::ops::compose::expand_dims(g, v, axis))
-    }
-
-    /// A `squeeze(axes?)` node (a reshape).
-    pub fn squeeze(&mut self, a: NodeId, axes: Option<&[i64]>) -> Result<NodeId> {
-        node_composite!(self, [a], |g, v| crate::ops::compose::squeeze(g, v, axes))
-    }
-
-    /// A `layerNorm(gamma, beta, epsilon)` composite over the last axis.
-    pub fn layer_norm(&mut self, a: NodeId, gamma: NodeId, beta: NodeId, epsilon: f64) -> Result<NodeId> {
-        node_composite!(self, [a, gamma, beta], |g, v, gm, bt| {
-            crate::ops::compose::layer_norm(g, v, gm, bt, epsilon)
-        })
-    }
-
     /// A `batchNorm(mean, variance, offset?, scale?, varianceEpsilon)` composite.
     pub fn batch_norm(
         &mut self,
@@ -208,21 +167,6 @@ impl Program {
         self.op(Op::Where {}, &[a, cond, b])
     }
 
-    /// A `slice(begin, size)` node (a window; the input's dims must be known).
-    pub fn slice(&mut self, a: NodeId, begin: &[i64], size: &[i64]) -> Result<NodeId> {
-        node_composite!(self, [a], |g, v| crate::ops::compose::slice(g, v, begin, size))
-    }
-
-    /// A `pad(paddings, value)` node.
-    pub fn pad(&mut self, a: NodeId, paddings: &[(i64, i64)], value: f64) -> Result<NodeId> {
-        node_composite!(self, [a], |g, v| crate::ops::compose::pad(g, v, paddings, value))
-    }
-
-    /// A `tile(reps)` node.
-    pub fn tile(&mut self, a: NodeId, reps: &[i64]) -> Result<NodeId> {
-        node_composite!(self, [a], |g, v| crate::ops::compose::tile(g, v, reps))
-    }
-
     /// `concat` (or with `stack`, `stack`) nodes along `axis`.
     pub fn join(&mut self, nodes: &[NodeId], axis: i64, stack: bool) -> Result<NodeId> {
         use crate::ops::compose::{concat, stack as stack_nodes, Dry, Graph};
@@ -248,39 +192,6 @@ impl Program {
         let meta = self.meta(&a)?;
         split(&mut Dry { made: vec![] }, &meta, sizes, axis)?;
         split(self, &a, sizes, axis)
-    }
-
-    /// An `argMax(axis)` composite (int32; the axis length must be known).
-    pub fn arg_max(&mut self, a: NodeId, axis: i64) -> Result<NodeId> {
-        node_composite!(self, [a], |g, v| crate::ops::compose::arg_extreme(
-            g, v, true, axis
-        ))
-    }
-
-    /// An `argMin(axis)` composite.
-    pub fn arg_min(&mut self, a: NodeId, axis: i64) -> Result<NodeId> {
-        node_composite!(self, [a], |g, v| crate::ops::compose::arg_extreme(
-            g, v, false, axis
-        ))
-    }
-
-    /// A `oneHot(depth)` composite over int32 indices (float32 result).
-    pub fn one_hot(&mut self, a: NodeId, depth: usize) -> Result<NodeId> {
-        node_composite!(self, [a], |g, v| crate::ops::compose::one_hot(g, v, depth))
-    }
-
-    /// An `all(axes, keepDims)` composite over a bool node.
-    pub fn all(&mut self, a: NodeId, axes: &[i64], keep_dims: bool) -> Result<NodeId> {
-        node_composite!(self, [a], |g, v| crate::ops::compose::all_any(
-            g, v, false, axes, keep_dims
-        ))
-    }
-
-    /// An `any(axes, keepDims)` composite over a bool node.
-    pub fn any(&mut self, a: NodeId, axes: &[i64], keep_dims: bool) -> Result<NodeId> {
-        node_composite!(self, [a], |g, v| crate::ops::compose::all_any(
-            g, v, true, axes, keep_dims
-        ))
     }
 }
 
@@ -626,3 +537,20 @@ pub(crate) fn constant_indices(
     }
     Ok(())
 }
+
+macro_rules! node_composites {
+    ($(($m:ident, $js:literal, $doc:literal, [$a0:ident $(, $a:ident)*],
+        [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*],
+        |$g:ident| $body:expr)),* $(,)?) => {
+        impl Program {$(
+            #[doc = concat!("A `", $js, "` composite: ", $doc)]
+            pub fn $m(&mut self, $a0: NodeId, $($a: NodeId,)* $($f: impl Into<$ft>,)* $($o: impl Into<$ot>,)*) -> Result<NodeId> {
+                $(let $f: $ft = $f.into();)*
+                $(let $o: $ot = $o.into();)*
+                node_composite!(self, [$a0 $(, $a)*], |$g, $a0 $(, $a)*| $body)
+            }
+        )*}
+    };
+}
+crate::composite_table!(node_composites);

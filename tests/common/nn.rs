@@ -405,6 +405,7 @@ pub async fn nn_ops_match_f64_reference(s: &Session) {
     });
 
     nn_in_a_program(s, &mut rng).await;
+    epilogues_fuse_and_match(s, &mut rng).await;
 }
 
 /// A conv2d → bias → relu → maxPool → gather program against the eager ops and the reference;
@@ -499,4 +500,112 @@ async fn nn_in_a_program(s: &Session, rng: &mut Rng) {
         &want,
         EXACT,
     );
+}
+
+/// Runs `p` on `x`, returning its first output and the dispatches and storage allocations the run
+/// made.
+async fn run_counted(s: &Session, p: &Program, x: &Host<f32>) -> (Vec<f32>, u64, u64) {
+    let exe = s.compile(p).unwrap();
+    let tx = x.upload(s);
+    exe.run(&[("x", &tx)], None).unwrap(); // the first run compiles its pipelines
+    let before = s.stats();
+    let out = exe.run(&[("x", &tx)], None).unwrap().remove(0).1;
+    let after = s.stats();
+    let got = out.read::<f32>().await.unwrap();
+    (
+        got,
+        after.dispatches - before.dispatches,
+        after.allocations - before.allocations,
+    )
+}
+
+/// A matmul or convolution followed by elementwise ops runs them in its store: one dispatch, no
+/// intermediate buffer — and the same numbers as the unfused eager ops.
+async fn epilogues_fuse_and_match(s: &Session, rng: &mut Rng) {
+    let f64s = |h: &Host<f32>| h.data.iter().map(|&v| v as f64).collect::<Vec<_>>();
+    let close = Tol::Close { rel: 1e-5, abs: 1e-5 };
+    // matmul (both the small and the tiled kernel) + a broadcast bias + relu
+    for (m, k, n) in [(4usize, 8usize, 6usize), (96, 40, 130)] {
+        let (x, w, b) = (random(rng, &[m, k]), random(rng, &[k, n]), random(rng, &[n]));
+        let mut p = Program::new("dense");
+        let xi = p.input("x", DType::Float32, &[-1, k as i64]).unwrap();
+        let wi = p.constant(&f64s(&w), &[k, n], DType::Float32).unwrap();
+        let bi = p.constant(&f64s(&b), &[n], DType::Float32).unwrap();
+        let mm = p.matmul(xi, wi).unwrap();
+        let y = p.add(mm, bi).unwrap();
+        let r = p.relu(y).unwrap();
+        p.output("y", r).unwrap();
+        let (got, dispatches, allocations) = run_counted(s, &p, &x).await;
+        assert_eq!(
+            (dispatches, allocations),
+            (1, 1),
+            "dense {m}×{k}×{n}: one dispatch, the output only"
+        );
+        let eager = x
+            .upload(s)
+            .matmul(&w.upload(s))
+            .and_then(|t| t.add(&b.upload(s)))
+            .and_then(|t| t.relu());
+        let want = Host {
+            shape: vec![m, n],
+            data: eager.unwrap().read::<f32>().await.unwrap(),
+        };
+        compare(&format!("dense {m}×{k}×{n} fused vs eager"), &got, &want, close);
+        let reference = Host::from_fn(&[m, n], |i| {
+            let (r, c) = (i / n, i % n);
+            let dot: f64 = (0..k)
+                .map(|j| x.data[r * k + j] as f64 * w.data[j * n + c] as f64)
+                .sum();
+            (dot + b.data[c] as f64).max(0.0) as f32
+        });
+        compare(
+            &format!("dense {m}×{k}×{n} vs float64"),
+            &got,
+            &reference,
+            Tol::Close { rel: 1e-4, abs: 1e-4 },
+        );
+    }
+    // depthwise + batchNorm-style scale and shift + relu6 (clipByValue); pointwise + a residual
+    // leaf of the full output shape (the pointwise kernel views the output as a matrix)
+    let (x, dw, pw) = (
+        random(rng, &[1, 6, 6, 4]),
+        random(rng, &[3, 3, 4, 1]),
+        random(rng, &[1, 1, 4, 4]),
+    );
+    let (scale, shift) = (random(rng, &[4]), random(rng, &[4]));
+    let mut p = Program::new("mobilenet block");
+    let xi = p.input("x", DType::Float32, &[1, 6, 6, 4]).unwrap();
+    let dwi = p.constant(&f64s(&dw), &[3, 3, 4, 1], DType::Float32).unwrap();
+    let pwi = p.constant(&f64s(&pw), &[1, 1, 4, 4], DType::Float32).unwrap();
+    let sc = p.constant(&f64s(&scale), &[4], DType::Float32).unwrap();
+    let sh = p.constant(&f64s(&shift), &[4], DType::Float32).unwrap();
+    let d = p
+        .depthwise_conv2d(xi, dwi, Pair::ONE, Pad::SAME, Pair::ONE)
+        .unwrap();
+    let d = p.mul(d, sc).unwrap();
+    let d = p.add(d, sh).unwrap();
+    let d = p.clip_by_value(d, 0.0, 6.0).unwrap();
+    let q = p.conv2d(d, pwi, Pair::ONE, Pad::VALID, Pair::ONE).unwrap();
+    let y = p.add(q, xi).unwrap();
+    p.output("y", y).unwrap();
+    let (got, dispatches, allocations) = run_counted(s, &p, &x).await;
+    assert_eq!(
+        (dispatches, allocations),
+        (2, 2),
+        "two kernels: depthwise+epilogue, pointwise+residual"
+    );
+    let tx = x.upload(s);
+    let e = tx
+        .depthwise_conv2d(&dw.upload(s), Pair::ONE, Pad::SAME, Pair::ONE)
+        .and_then(|t| t.mul(&scale.upload(s)))
+        .and_then(|t| t.add(&shift.upload(s)))
+        .and_then(|t| t.clip_by_value(0.0, 6.0))
+        .and_then(|t| t.conv2d(&pw.upload(s), Pair::ONE, Pad::VALID, Pair::ONE))
+        .and_then(|t| t.add(&tx))
+        .unwrap();
+    let want = Host {
+        shape: vec![1, 6, 6, 4],
+        data: e.read::<f32>().await.unwrap(),
+    };
+    compare("mobilenet block fused vs eager", &got, &want, close);
 }

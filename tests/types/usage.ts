@@ -16,6 +16,8 @@ import init, {
   type AffonErrorCode,
   type AnyTypedArray,
   type Diagnosis,
+  type Padding,
+  type Pair,
   type DistributionRecord,
   type DType,
   type MemoryInfo,
@@ -115,6 +117,19 @@ const probs = product.softmax();
 const probs0 = product.softmax(0);
 const flat = product.reshape([16]);
 const halves = product.reshape([-1, 2]);
+const image = session.zeros([1, 8, 8, 3]);
+const kernel = session.ones([3, 3, 3, 4]);
+check<Is<typeof image.conv2d, (filter: Tensor, strides: Pair, pad: Padding, dilations?: Pair) => Tensor>>();
+const conv: Tensor = image.conv2d(kernel, 1, 'same');
+const strided: Tensor = image.conv2d(kernel, [2, 1], 1, 2);
+const depthwise: Tensor = image.depthwiseConv2d(session.ones([3, 3, 3, 2]), 1, 'valid');
+const pooled: Tensor = image.maxPool(2, 2, 'valid').avgPool([3, 3], 1, 'same');
+const embedded: Tensor = session.zeros([10, 4]).gather(session.tensor([1, 3], [2], 'int32'));
+const running: Tensor = f.cumsum(0, true, false);
+// @ts-expect-error padding is 'same', 'valid' or a number
+image.conv2d(kernel, 1, 'full');
+// @ts-expect-error maxPool needs its padding
+image.maxPool(2, 2);
 const swapped = product.transpose();
 const permuted = product.transpose([1, 0]);
 const ints = product.cast('int32');
