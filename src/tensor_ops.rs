@@ -238,19 +238,20 @@ macro_rules! eager_binary {
 }
 crate::binary_table!(eager_binary);
 
-macro_rules! reduce_ops {
-    ($($name:ident => $op:ident),* $(,)?) => {$(
-        #[doc = concat!("`", stringify!($name), "` over `axes` (empty: all); `keep_dims` keeps them as 1.")]
-        pub fn $name(&self, axes: &[i64], keep_dims: bool) -> Result<Tensor> {
-            let op = Op::Reduce { op: ReduceOp::$op, axes: axes.to_vec(), keep_dims };
-            apply(&self.core.session, &op, &[self])
-        }
-    )*};
+macro_rules! eager_reduce {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+        impl Tensor {$(
+            #[doc = concat!($doc, " Over `axes` (empty: all); `keep_dims` keeps them as 1.")]
+            pub fn $m(&self, axes: &[i64], keep_dims: bool) -> Result<Tensor> {
+                let op = Op::Reduce { op: ReduceOp::$v, axes: axes.to_vec(), keep_dims };
+                apply(&self.core.session, &op, &[self])
+            }
+        )*}
+    };
 }
+crate::reduce_table!(eager_reduce);
 
 impl Tensor {
-    reduce_ops!(sum => Sum, mean => Mean, max => Max, min => Min, prod => Prod);
-
     /// `self op value`, `value` a scalar of this tensor's dtype made for the op and freed after it
     /// (TensorFlow.js's number operands). Checked before anything is made: a failure changes nothing.
     pub fn binary_scalar(&self, op: BinaryOp, value: f64) -> Result<Tensor> {

@@ -58,6 +58,11 @@ fn grids_past_the_workgroup_limit() {
 }
 
 #[test]
+fn nn_grids_past_the_workgroup_limit() {
+    block_on(edges::nn_grids_past_the_workgroup_limit(&bounded(1 << 30)));
+}
+
+#[test]
 fn matmul_grids_past_the_workgroup_limit() {
     block_on(edges::matmul_grids_past_the_workgroup_limit(&bounded(1 << 30)));
 }

@@ -382,24 +382,25 @@ macro_rules! js_node_binary {
 crate::binary_table!(js_node_binary);
 
 macro_rules! node_reduce {
-    ($($name:ident => $op:ident),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
         #[wasm_bindgen(js_class = Program)]
         impl JsProgram {$(
-            #[doc = concat!("A `", stringify!($name), "` node over `axes` (all when absent).")]
-            pub fn $name(
+            #[doc = concat!("A `", $js, "` node over `axes` (all when absent): ", $doc)]
+            #[wasm_bindgen(js_name = $js)]
+            pub fn $m(
                 &self,
                 #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
                 #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
                 #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: JsValue,
             ) -> JsResult<JsNode> {
-                let axes = args::axes(concat!(stringify!($name), ": axes"), &axes)?;
-                let keep_dims = args::bool_or(concat!(stringify!($name), ": keepDims"), &keep_dims, false)?;
-                self.push_op(Op::Reduce { op: ReduceOp::$op, axes, keep_dims }, &[("a", &a)])
+                let axes = args::axes(concat!($js, ": axes"), &axes)?;
+                let keep_dims = args::bool_or(concat!($js, ": keepDims"), &keep_dims, false)?;
+                self.push_op(Op::Reduce { op: ReduceOp::$v, axes, keep_dims }, &[("a", &a)])
             }
         )*}
     };
 }
-node_reduce!(sum => Sum, mean => Mean, max => Max, min => Min, prod => Prod);
+crate::reduce_table!(node_reduce);
 
 #[wasm_bindgen(js_class = Program)]
 impl JsProgram {

@@ -252,21 +252,22 @@ macro_rules! js_binary {
 crate::binary_table!(js_binary);
 
 macro_rules! js_reduce {
-    ($($name:ident => $op:ident),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
         #[wasm_bindgen(js_class = Tensor)]
         impl JsTensor {$(
-            #[doc = concat!("`", stringify!($name), "` over `axes` (a number or array; all when absent).")]
-            pub fn $name(
+            #[doc = concat!($doc, " Over `axes` (a number or array; all when absent).")]
+            #[wasm_bindgen(js_name = $js)]
+            pub fn $m(
                 &self,
                 #[wasm_bindgen(unchecked_optional_param_type = "Axes")] axes: JsValue,
                 #[wasm_bindgen(js_name = keepDims, unchecked_optional_param_type = "boolean")] keep_dims: JsValue,
             ) -> JsResult<JsTensor> {
-                self.reduce(ReduceOp::$op, axes, keep_dims)
+                self.reduce(ReduceOp::$v, axes, keep_dims)
             }
         )*}
     };
 }
-js_reduce!(sum => Sum, mean => Mean, max => Max, min => Min, prod => Prod);
+crate::reduce_table!(js_reduce);
 
 #[wasm_bindgen(js_class = Tensor)]
 impl JsTensor {

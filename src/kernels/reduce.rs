@@ -101,12 +101,7 @@ pub(super) fn reduce(
             .chain(&red_strides),
     );
     let t = wgsl_type(a.dtype);
-    let combine = match op {
-        ReduceOp::Sum | ReduceOp::Mean => "x + y",
-        ReduceOp::Max => "max(x, y)",
-        ReduceOp::Min => "min(x, y)",
-        ReduceOp::Prod => "x * y",
-    };
+    let combine = op.combine();
     let mean = op == ReduceOp::Mean;
     let key = format!("{op:?}:{t}");
     let p = ctx.cache.pipeline(ctx.device, "reduce", &key, || {

@@ -1,6 +1,6 @@
 //! Shape and dtype inference for every op.
 
-use super::{Op, ReduceOp, Rule};
+use super::{Op, Rule};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 
@@ -165,8 +165,8 @@ pub fn infer(op: &Op, args: &[(Dims, DType)]) -> Result<(Dims, DType)> {
             keep_dims,
         } => {
             numeric(name, d)?;
-            if *r == ReduceOp::Mean && d != DType::Float32 {
-                return Err(Error::DtypeMismatch(format!("mean needs float32, got {d}")));
+            if r.rule() == Rule::Float && d != DType::Float32 {
+                return Err(Error::DtypeMismatch(format!("{name} needs float32, got {d}")));
             }
             let axes = reduce_axes(name, axes, s.len())?;
             let out = s
@@ -251,6 +251,7 @@ pub(super) fn reshape(s: &[Option<usize>], target: &[i64]) -> Result<Dims> {
 mod tests {
     use super::*;
     use crate::ops::BinaryOp;
+    use crate::ops::ReduceOp;
     use crate::ops::UnaryOp;
 
     fn k(d: &[usize]) -> Dims {

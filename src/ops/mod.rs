@@ -8,6 +8,7 @@
 mod attr;
 pub(crate) mod compose;
 pub mod infer;
+mod reference;
 pub(crate) mod rules;
 mod table;
 
@@ -17,6 +18,7 @@ pub use attr::{Axes, Fill, Pad, PadMode, Pair};
 pub(crate) use table::binary_helpers;
 
 pub use infer::{infer, Dims};
+pub use reference::op_reference;
 
 /// How an elementwise op treats dtypes (the `rule` column of the op table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,43 +126,37 @@ macro_rules! rule {
 crate::unary_table!(define_unary);
 crate::binary_table!(define_binary);
 
-/// Reductions over a set of axes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ReduceOp {
-    /// Sum.
-    Sum,
-    /// Arithmetic mean (float32 only).
-    Mean,
-    /// Maximum.
-    Max,
-    /// Minimum.
-    Min,
-    /// Product.
-    Prod,
-}
-
-impl ReduceOp {
-    /// Every reduction.
-    pub const ALL: &'static [ReduceOp] = &[
-        ReduceOp::Sum,
-        ReduceOp::Mean,
-        ReduceOp::Max,
-        ReduceOp::Min,
-        ReduceOp::Prod,
-    ];
-
-    /// The JS, JSON and origin name.
-    pub fn name(self) -> &'static str {
-        match self {
-            ReduceOp::Sum => "sum",
-            ReduceOp::Mean => "mean",
-            ReduceOp::Max => "max",
-            ReduceOp::Min => "min",
-            ReduceOp::Prod => "prod",
+macro_rules! define_reduce {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+        /// Reductions over a set of axes (declared in `ops/table.rs`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ReduceOp {
+            $(#[doc = $doc] $v,)*
         }
-    }
+
+        impl ReduceOp {
+            /// Every reduction.
+            pub const ALL: &'static [ReduceOp] = &[$(ReduceOp::$v),*];
+
+            /// The JS, JSON and origin name.
+            pub fn name(self) -> &'static str {
+                match self { $(ReduceOp::$v => $js,)* }
+            }
+
+            /// The dtype rule.
+            pub fn rule(self) -> Rule {
+                match self { $(ReduceOp::$v => rule!($rule),)* }
+            }
+
+            /// The WGSL expression combining `x` and `y`.
+            pub(crate) fn combine(self) -> &'static str {
+                match self { $(ReduceOp::$v => $body,)* }
+            }
+        }
+    };
 }
+
+crate::reduce_table!(define_reduce);
 
 macro_rules! define_op {
     (surfaced: [$($e:tt),* $(,)?], internal: [$($i:tt),* $(,)?] $(,)?) => {

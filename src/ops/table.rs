@@ -88,6 +88,23 @@ macro_rules! binary_table {
     };
 }
 
+/// The reductions over a set of axes (`axes`: one or several, all when omitted; `keepDims`).
+/// Entries: `(method, Variant, "jsName", rule, "doc", "WGSL combine of x and y")`; rules as the
+/// unary ops' (`numeric`: every numeric dtype, `float`: float32).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! reduce_table {
+    ($then:ident) => {
+        $then! {
+            (sum, Sum, "sum", numeric, "The sum.", "x + y"),
+            (mean, Mean, "mean", float, "The arithmetic mean (float32).", "x + y"),
+            (max, Max, "max", numeric, "The maximum.", "max(x, y)"),
+            (min, Min, "min", numeric, "The minimum.", "min(x, y)"),
+            (prod, Prod, "prod", numeric, "The product.", "x * y"),
+        }
+    };
+}
+
 /// The ops with attributes or kernels of their own. Each entry:
 /// `(method, Variant, "jsName", "doc", kernel, [tensor args], [required attrs], [optional attrs])`,
 /// an attribute written `field "jsonAndJsName": Type => "TypeScript type"` and an optional one
@@ -246,3 +263,15 @@ pub(crate) fn binary_helpers(t: &str) -> String {
          fn affon_mod(x: T, y: T) -> T {{ {modulo} }}\n{pow}"
     )
 }
+
+/// Ops whose surfaces are written by hand — overloads, optional tensors, tensor lists — listed here
+/// for the README's op reference: `(jsName, call, what, JSON)`. Their kernels are op-table entries
+/// (`matmul`, `where`) or composites of them (`ops/compose.rs`).
+pub(crate) const IRREGULAR: &[(&str, &str, &str, &str)] = &[
+    ("matmul", "`a.matmul(b, transposeA = false, transposeB = false)`", "Batched product over the last two axes; leading dims broadcast; either side transposed first.", "`matmul` (no transposes: they are `transpose` nodes)"),
+    ("where", "`a.where(cond, b)`", "Elements of `a` where the bool `cond` holds, else of `b` (a Tensor or a number); all three broadcast (TF.js `where(cond, a, b)`; Rust `select`).", "`where`, args `[a, cond, b]`"),
+    ("batchNorm", "`x.batchNorm(mean, variance, offset?, scale?, varianceEpsilon = 1e-3)`", "`(x − mean) / √(variance + ε) · scale + offset`, parameters broadcast (per channel in NHWC).", "its primitives"),
+    ("split", "`x.split(numOrSizes, axis = 0) → Tensor[]`", "Equal parts, or slices of the given sizes, along `axis`.", "its primitives"),
+    ("concat", "`session.concat(tensors, axis = 0)`, `p.concat(nodes, axis)`", "Joins along an existing axis.", "its primitives"),
+    ("stack", "`session.stack(tensors, axis = 0)`, `p.stack(nodes, axis)`", "Joins along a new axis.", "its primitives"),
+];

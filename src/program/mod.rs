@@ -219,14 +219,17 @@ macro_rules! node_binary {
 }
 crate::binary_table!(node_binary);
 
-macro_rules! reduce_nodes {
-    ($($name:ident => $op:ident),* $(,)?) => {$(
-        #[doc = concat!("Adds a `", stringify!($name), "` reduction node.")]
-        pub fn $name(&mut self, a: NodeId, axes: &[i64], keep_dims: bool) -> Result<NodeId> {
-            self.op(Op::Reduce { op: ReduceOp::$op, axes: axes.to_vec(), keep_dims }, &[a])
-        }
-    )*};
+macro_rules! node_reduce {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+        impl Program {$(
+            #[doc = concat!("A `", $js, "` reduction node: ", $doc)]
+            pub fn $m(&mut self, a: NodeId, axes: &[i64], keep_dims: bool) -> Result<NodeId> {
+                self.op(Op::Reduce { op: ReduceOp::$v, axes: axes.to_vec(), keep_dims }, &[a])
+            }
+        )*}
+    };
 }
+crate::reduce_table!(node_reduce);
 
 impl Program {
     /// An empty program called `name`.
@@ -312,8 +315,6 @@ impl Program {
             args: args.to_vec(),
         })
     }
-
-    reduce_nodes!(sum => Sum, mean => Mean, max => Max, min => Min, prod => Prod);
 
     /// `a op value`, `value` a constant scalar of `a`'s dtype (a JS number operand). Inferred before
     /// anything is added, so a rejected call leaves the program as it was.

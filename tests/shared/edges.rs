@@ -260,6 +260,31 @@ pub async fn grids_past_the_workgroup_limit(s: &Session) {
     drop((x, y, rows));
 }
 
+/// Convolution, pooling and gather outputs past 65,535 × 256 elements (2-D grids), against values
+/// computed here: a 1×1 depthwise scale, a 1×1 max pool and a gather of rows, each over 2²⁴ + 4096
+/// elements, checked at the first, a middle and the last element.
+pub async fn nn_grids_past_the_workgroup_limit(s: &Session) {
+    use affon::ops::{Pad, Pair};
+    let (h, w) = (4097usize, 4096usize); // 16,781,312 elements
+    let x = s.fill(&[1, h, w, 1], 1.5, DType::Float32).unwrap();
+    let two = s.fill(&[1, 1, 1, 1], 2.0, DType::Float32).unwrap();
+    let d = x
+        .depthwise_conv2d(&two, Pair::ONE, Pad::VALID, Pair::ONE)
+        .unwrap();
+    let m = d.max_pool(Pair::ONE, Pair::ONE, Pad::VALID).unwrap();
+    let v = m.read::<f32>().await.unwrap();
+    assert_eq!(v.len(), h * w);
+    for i in [0, h * w / 2, h * w - 1] {
+        assert_eq!(v[i], 3.0, "element {i}");
+    }
+    let rows = m.reshape([h as i64, w as i64]).unwrap();
+    let idx = s.tensor(&[4096i32, 0], &[2]).unwrap();
+    let g = rows.gather(&idx, 0).unwrap().read::<f32>().await.unwrap();
+    assert_eq!(g.len(), 2 * w);
+    assert!(g.iter().all(|&e| e == 3.0));
+    drop((x, d, m, rows));
+}
+
 /// Matmuls past 65,535 workgroups per dimension: a batch of 65,537 products (z) and one row of
 /// 65,535 × 64 + 5 columns (x), split into several dispatches, against values computed here. (Run
 /// natively: on SwiftShader's 2 cores 65,537 workgroups of 256 threads take longer than a test may.)
