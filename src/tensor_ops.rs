@@ -215,7 +215,7 @@ pub(crate) fn join(tensors: &[&Tensor], axis: i64, stack: bool) -> Result<Tensor
 }
 
 macro_rules! eager_unary {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
         impl Tensor {$(
             #[doc = concat!("Elementwise ", $doc, " (op table: `", $js, "`).")]
             pub fn $m(&self) -> Result<Tensor> {
@@ -227,7 +227,7 @@ macro_rules! eager_unary {
 crate::unary_table!(eager_unary);
 
 macro_rules! eager_binary {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
         impl Tensor {$(
             #[doc = concat!("Elementwise ", $doc, " with NumPy broadcasting (op table: `", $js, "`).")]
             pub fn $m(&self, other: &Tensor) -> Result<Tensor> {
@@ -239,7 +239,7 @@ macro_rules! eager_binary {
 crate::binary_table!(eager_binary);
 
 macro_rules! eager_reduce {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
         impl Tensor {$(
             #[doc = concat!($doc, " Over `axes` (empty: all); `keep_dims` keeps them as 1.")]
             pub fn $m(&self, axes: &[i64], keep_dims: bool) -> Result<Tensor> {
@@ -288,7 +288,7 @@ macro_rules! eager_table {
     };
     (@one ($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$a0:ident $(, $a:ident)*],
         [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
-        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*])) => {
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt)) => {
         #[doc = $doc]
         #[doc = concat!("\n\nThe op table's `", $js, "` (`ops/table.rs`); optional attributes (JS defaults):")]
         $(#[doc = concat!("`", stringify!($o), "` = `", stringify!($od), "`")])*

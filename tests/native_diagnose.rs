@@ -32,6 +32,7 @@ fn every_verdict_attribution_report_and_forensics() {
         diagnosis::growing_shapes(&session("growing-shapes")).await;
         diagnosis::cycles_distinct_sizes(&session("distinct-sizes")).await;
         diagnosis::steady_loop(&session("steady")).await;
+        diagnosis::a_long_watch_of_nothing_is_steady(&session("long-watch")).await;
         diagnosis::grows_a_host_array(&session("host-array")).await;
         diagnosis::live_tensor_attribution(&session("attribution")).await;
         diagnosis::report_fields(&session("report")).await;

@@ -75,3 +75,18 @@ fn ops_match_cpu_reference() {
 fn nn_ops_match_f64_reference() {
     block_on(common::nn::nn_ops_match_f64_reference(&session(None)));
 }
+
+#[test]
+fn gradients_match_finite_differences() {
+    block_on(common::grad::gradients_match_finite_differences(&session(None)));
+}
+
+#[test]
+fn optimizers_match_reference() {
+    block_on(common::train::optimizers_match_reference(&session(None)));
+}
+
+#[test]
+fn training_step_memory_is_planned() {
+    block_on(common::train::training_step_memory_is_planned(&session(None)));
+}

@@ -242,3 +242,18 @@ async fn ops_match_cpu_reference() {
 async fn nn_ops_match_f64_reference() {
     common::nn::nn_ops_match_f64_reference(&session().await).await;
 }
+
+#[wasm_bindgen_test]
+async fn gradients_match_finite_differences() {
+    common::grad::gradients_match_finite_differences(&session().await).await;
+}
+
+#[wasm_bindgen_test]
+async fn optimizers_match_reference() {
+    common::train::optimizers_match_reference(&session().await).await;
+}
+
+#[wasm_bindgen_test]
+async fn training_step_memory_is_planned() {
+    common::train::training_step_memory_is_planned(&session().await).await;
+}

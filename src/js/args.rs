@@ -484,3 +484,27 @@ impl Attr for Vec<(i64, i64)> {
         pairs(what, v)
     }
 }
+
+/// An options object whose keys must be among `allowed`.
+pub(crate) struct Options(Vec<(String, JsValue)>);
+
+impl Options {
+    pub(crate) fn parse(what: &str, v: &JsValue, allowed: &[&str]) -> JsResult<Options> {
+        let e = entries(what, v)?;
+        if let Some((k, _)) = e.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
+            return Err(to_js(invalid_arg!(
+                "{what}: unknown option '{k}' (expected one of {allowed:?})"
+            )));
+        }
+        Ok(Options(e))
+    }
+
+    /// A number option, `default` when absent (`None`: required).
+    pub(crate) fn number(&self, what: &str, key: &str, default: Option<f64>) -> JsResult<f64> {
+        match (self.0.iter().find(|(k, v)| k == key && !absent(v)), default) {
+            (Some((_, v)), _) => number(&format!("{what}: {key}"), v),
+            (None, Some(d)) => Ok(d),
+            (None, None) => Err(to_js(invalid_arg!("{what}: the option '{key}' is required"))),
+        }
+    }
+}

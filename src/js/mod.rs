@@ -7,6 +7,7 @@ mod registry;
 mod session;
 mod telemetry;
 mod tensor;
+mod train;
 mod types;
 
 pub use program::{JsExecutable, JsExecutionState, JsNode, JsProgram};

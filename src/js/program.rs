@@ -121,14 +121,14 @@ impl JsProgram {
     fn name_of(&self) -> String {
         self.inner.borrow().name().to_string()
     }
-    fn node(&self, id: NodeId) -> JsNode {
+    pub(super) fn node(&self, id: NodeId) -> JsNode {
         JsNode {
             program: self.uid,
             id,
         }
     }
 
-    fn arg(&self, what: &str, v: &JsValue) -> JsResult<NodeId> {
+    pub(super) fn arg(&self, what: &str, v: &JsValue) -> JsResult<NodeId> {
         let n = JsNode::resolve(what, v)?;
         if n.program != self.uid {
             return Err(to_js(Error::InvalidProgram(format!(
@@ -350,7 +350,7 @@ impl JsProgram {
 }
 
 macro_rules! js_node_unary {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
         #[wasm_bindgen(js_class = Program)]
         impl JsProgram {$(
             #[doc = concat!("An elementwise ", $doc, " node.")]
@@ -364,7 +364,7 @@ macro_rules! js_node_unary {
 crate::unary_table!(js_node_unary);
 
 macro_rules! js_node_binary {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
         #[wasm_bindgen(js_class = Program)]
         impl JsProgram {$(
             #[doc = concat!("A broadcasting ", $doc, " node; `b` may be a number (a constant of `a`'s dtype).")]
@@ -382,7 +382,7 @@ macro_rules! js_node_binary {
 crate::binary_table!(js_node_binary);
 
 macro_rules! node_reduce {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
         #[wasm_bindgen(js_class = Program)]
         impl JsProgram {$(
             #[doc = concat!("A `", $js, "` node over `axes` (all when absent): ", $doc)]
@@ -480,7 +480,11 @@ impl JsProgram {
 }
 
 impl JsProgram {
-    fn nodes(&self, what: &str, v: &JsValue) -> JsResult<Vec<NodeId>> {
+    pub(super) fn inner_mut(&self) -> std::cell::RefMut<'_, Program> {
+        self.inner.borrow_mut()
+    }
+
+    pub(super) fn nodes(&self, what: &str, v: &JsValue) -> JsResult<Vec<NodeId>> {
         if !js_sys::Array::is_array(v) {
             return Err(to_js(invalid_arg!(
                 "{what}: nodes must be an array of ProgramNodes, got {}",
@@ -709,7 +713,7 @@ macro_rules! js_node_table {
     };
     (@one ($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$($a:ident),*],
         [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
-        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*])) => {
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt)) => {
         #[wasm_bindgen(js_class = Program)]
         impl JsProgram {
         #[doc = concat!("A `", $js, "` node: ", $doc)]

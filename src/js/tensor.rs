@@ -221,7 +221,7 @@ impl JsTensor {
 }
 
 macro_rules! js_unary {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
         #[wasm_bindgen(js_class = Tensor)]
         impl JsTensor {$(
             #[doc = concat!("Elementwise ", $doc, ".")]
@@ -235,7 +235,7 @@ macro_rules! js_unary {
 crate::unary_table!(js_unary);
 
 macro_rules! js_binary {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
         #[wasm_bindgen(js_class = Tensor)]
         impl JsTensor {$(
             #[doc = concat!("Elementwise ", $doc, " with broadcasting; `other` may be a number (a scalar of this dtype).")]
@@ -252,7 +252,7 @@ macro_rules! js_binary {
 crate::binary_table!(js_binary);
 
 macro_rules! js_reduce {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
         #[wasm_bindgen(js_class = Tensor)]
         impl JsTensor {$(
             #[doc = concat!($doc, " Over `axes` (a number or array; all when absent).")]
@@ -363,7 +363,7 @@ macro_rules! js_tensor_table {
     };
     (@one ($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$a0:ident $(, $a:ident)*],
         [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
-        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*])) => {
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt)) => {
         #[wasm_bindgen(js_class = Tensor)]
         impl JsTensor {
         #[doc = $doc]

@@ -204,3 +204,128 @@ pub(crate) fn avg_pool(
 ) -> Result<()> {
     pool(ctx, enc, false, args[0], out, size, s, pad)
 }
+
+const CONV_INPUT_GRAD: &str = include_str!("../../shaders/conv_input_grad.wgsl");
+const CONV_FILTER_GRAD: &str = include_str!("../../shaders/conv_filter_grad.wgsl");
+const POOL_GRAD: &str = include_str!("../../shaders/pool_grad.wgsl");
+
+/// `[H, W, C, OH, OW, K, FH, FW, strides, dilations, pads]` of a convolution's gradient, from its
+/// input `x`, filter `f` and upstream gradient `g` (the forward output's shape).
+fn grad_geometry(
+    name: &str,
+    x: &Operand,
+    f: &Operand,
+    g: &Operand,
+    s: &Pair,
+    pad: &Pad,
+    d: &Pair,
+) -> Result<Vec<u32>> {
+    let mut p = geometry(name, x, g, (f.shape[0], f.shape[1]), s, pad, d)?;
+    p[5] = f.shape[3] as u32;
+    Ok(p)
+}
+
+#[allow(clippy::too_many_arguments)] // the op table passes each attribute
+pub(crate) fn input_grad(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    args: &[Operand],
+    out: Operand,
+    s: &Pair,
+    pad: &Pad,
+    d: &Pair,
+    &depthwise: &bool,
+) -> Result<()> {
+    let (x, f, g) = (args[0], args[1], args[2]);
+    let mut params = grad_geometry("convInputGrad", &x, &f, &g, s, pad, d)?;
+    let len = out.len();
+    params.insert(0, len as u32);
+    let key = if depthwise { "depthwise" } else { "dense" };
+    let p = ctx.cache.pipeline(ctx.device, "conv_input_grad", key, || {
+        format!("const DEPTHWISE: bool = {depthwise};\n{CONV_INPUT_GRAD}")
+    });
+    let inputs = [(f.buffer, f.len()), (g.buffer, g.len())]; // x gives only its shape
+    dispatch(
+        ctx,
+        enc,
+        &p,
+        (out.buffer, len),
+        &params,
+        &inputs,
+        grid(len.div_ceil(WORKGROUP as u64)),
+    );
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)] // the op table passes each attribute
+pub(crate) fn filter_grad(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    args: &[Operand],
+    out: Operand,
+    s: &Pair,
+    pad: &Pad,
+    d: &Pair,
+    &depthwise: &bool,
+) -> Result<()> {
+    let (x, f, g) = (args[0], args[1], args[2]);
+    let mut params = grad_geometry("convFilterGrad", &x, &f, &g, s, pad, d)?;
+    let len = out.len();
+    params.insert(0, len as u32);
+    let n = if x.shape.len() == 4 { x.shape[0] } else { 1 };
+    params.push(n as u32);
+    let key = if depthwise { "depthwise" } else { "dense" };
+    let p = ctx.cache.pipeline(ctx.device, "conv_filter_grad", key, || {
+        format!("const DEPTHWISE: bool = {depthwise};\n{CONV_FILTER_GRAD}")
+    });
+    let inputs = [(x.buffer, x.len()), (g.buffer, g.len())]; // the filter gives only its shape
+    dispatch(
+        ctx,
+        enc,
+        &p,
+        (out.buffer, len),
+        &params,
+        &inputs,
+        grid(len.div_ceil(WORKGROUP as u64)),
+    );
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)] // the op table passes each attribute
+pub(crate) fn pool_grad(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    args: &[Operand],
+    out: Operand,
+    &max: &bool,
+    size: &Pair,
+    s: &Pair,
+    pad: &Pad,
+) -> Result<()> {
+    let (x, g) = (args[0], args[1]);
+    let name = if max { "maxPool" } else { "avgPool" };
+    let geo = geometry(name, &x, &g, (size.0, size.1), s, pad, &Pair::ONE)?;
+    let len = out.len();
+    let params: Vec<u32> = [len as u32]
+        .into_iter()
+        .chain(geo[..5].iter().copied())
+        .chain(geo[6..10].iter().copied())
+        .chain(geo[12..].iter().copied())
+        .collect();
+    let p = ctx
+        .cache
+        .pipeline(ctx.device, "pool_grad", if max { "max" } else { "avg" }, || {
+            format!("const MAX: bool = {max};\n{POOL_GRAD}")
+        });
+    let inputs = [(x.buffer, x.len()), (g.buffer, g.len())];
+    dispatch(
+        ctx,
+        enc,
+        &p,
+        (out.buffer, len),
+        &params,
+        &inputs,
+        grid(len.div_ceil(WORKGROUP as u64)),
+    );
+    Ok(())
+}

@@ -293,7 +293,7 @@ macro_rules! kernel_dispatch {
     };
     (@all $(($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$($a:ident),*],
         [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
-        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*]),)*) => {
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt),)*) => {
         /// Records an op-table op through the kernel its entry names.
         fn table_kernel(ctx: &Ctx, enc: &mut wgpu::CommandEncoder, op: &Op, args: &[Operand], out: Operand) -> Result<()> {
             match op {

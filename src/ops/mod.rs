@@ -40,7 +40,7 @@ pub enum Rule {
 }
 
 macro_rules! define_unary {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
         /// Elementwise functions of one argument (declared in `ops/table.rs`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum UnaryOp {
@@ -70,7 +70,7 @@ macro_rules! define_unary {
 }
 
 macro_rules! define_binary {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
         /// Elementwise functions of two arguments with NumPy broadcasting (declared in `ops/table.rs`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum BinaryOp {
@@ -127,7 +127,7 @@ crate::unary_table!(define_unary);
 crate::binary_table!(define_binary);
 
 macro_rules! define_reduce {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
         /// Reductions over a set of axes (declared in `ops/table.rs`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum ReduceOp {
@@ -164,7 +164,7 @@ macro_rules! define_op {
     };
     (@all $(($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$($a:ident),*],
         [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
-        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*]),)*) => {
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt),)*) => {
         /// One operation with its parameters: the elementwise and reduction families, and one
         /// variant per entry of the op table's `kernel_table!` (`ops/table.rs`).
         #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -291,3 +291,25 @@ pub(super) fn max_pool(args: Args, size: &Pair, strides: &Pair, pad: &Pad) -> Ou
 pub(super) fn avg_pool(args: Args, size: &Pair, strides: &Pair, pad: &Pad) -> Out {
     pool("avgPool", args, size, strides, pad)
 }
+
+fn float_all(op: &str, args: Args) -> Result<()> {
+    for (_, d) in args {
+        float(op, "arguments", *d)?;
+    }
+    Ok(())
+}
+
+pub(super) fn conv_input_grad(args: Args, _s: &Pair, _p: &Pad, _d: &Pair, _dw: &bool) -> Out {
+    float_all("convInputGrad", args)?;
+    Ok(args[0].clone())
+}
+
+pub(super) fn conv_filter_grad(args: Args, _s: &Pair, _p: &Pad, _d: &Pair, _dw: &bool) -> Out {
+    float_all("convFilterGrad", args)?;
+    Ok(args[1].clone())
+}
+
+pub(super) fn pool_grad(args: Args, _max: &bool, _f: &Pair, _s: &Pair, _p: &Pad) -> Out {
+    float_all("poolGrad", args)?;
+    Ok(args[0].clone())
+}

@@ -4,6 +4,11 @@
 //! the same rule. Compilation is in `crate::executable`.
 
 pub(crate) mod fusion;
+mod grad;
+mod grad_rules;
+mod optim;
+
+pub use optim::{Adam, Sgd};
 mod json;
 pub mod plan;
 
@@ -196,7 +201,7 @@ impl Program {
 }
 
 macro_rules! node_unary {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
         impl Program {$(
             #[doc = concat!("Adds an elementwise ", $doc, " node (op table: `", $js, "`).")]
             pub fn $m(&mut self, a: NodeId) -> Result<NodeId> {
@@ -208,7 +213,7 @@ macro_rules! node_unary {
 crate::unary_table!(node_unary);
 
 macro_rules! node_binary {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
         impl Program {$(
             #[doc = concat!("Adds a broadcasting ", $doc, " node (op table: `", $js, "`).")]
             pub fn $m(&mut self, a: NodeId, b: NodeId) -> Result<NodeId> {
@@ -220,7 +225,7 @@ macro_rules! node_binary {
 crate::binary_table!(node_binary);
 
 macro_rules! node_reduce {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
         impl Program {$(
             #[doc = concat!("A `", $js, "` reduction node: ", $doc)]
             pub fn $m(&mut self, a: NodeId, axes: &[i64], keep_dims: bool) -> Result<NodeId> {
@@ -503,7 +508,7 @@ macro_rules! node_table {
     };
     (@one ($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$($a:ident),*],
         [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
-        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*])) => {
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt)) => {
         #[doc = concat!("A `", $js, "` node: ", $doc)]
         pub fn $m(&mut self, $($a: NodeId,)* $($f: impl Into<$ft>,)* $($o: impl Into<$ot>,)*) -> Result<NodeId> {
             let op = Op::$v { $($f: $f.into(),)* $($o: $o.into(),)* };

@@ -167,17 +167,99 @@ pub fn diagnose_samples(
             samples.len()
         )));
     }
-    let iterations = (samples.len() - 1 - warmup) as u64;
-    let mut d = judge(samples, warmup, Some(iterations), session);
+    let pts: Vec<Point> = samples.iter().map(|s| point(s, session)).collect();
+    let snaps = [&samples[0], &samples[warmup], &samples[samples.len() - 1]];
+    Ok(diagnose_points(&pts, snaps, warmup, session, synchronized))
+}
+
+/// What a watch keeps per iteration: the figures the rules read (not the whole record set, so a
+/// long watch does not itself grow the process), plus full snapshots at the start, the end of
+/// warm-up and the end.
+pub(crate) struct Sampler {
+    session: Option<String>,
+    /// Every iteration's figures, allocated and touched up front so sampling adds nothing to the
+    /// process while it runs; `taken` of them are filled.
+    points: Vec<Point>,
+    taken: usize,
+    before: Vec<MetricRecord>,
+    warm: Vec<MetricRecord>,
+    warmup: usize,
+}
+
+impl Sampler {
+    /// A sampler for `total` iterations after the `first` sample.
+    pub(crate) fn new(
+        first: Vec<MetricRecord>,
+        warmup: usize,
+        total: usize,
+        session: Option<String>,
+    ) -> Sampler {
+        let mut points = vec![Point::default(); total + 1];
+        points[0] = point(&first, session.as_deref());
+        let warm = if warmup == 0 { first.clone() } else { vec![] };
+        Sampler {
+            session,
+            points,
+            taken: 1,
+            before: first,
+            warm,
+            warmup,
+        }
+    }
+
+    /// Takes the sample after an iteration.
+    pub(crate) fn push(&mut self, m: &[MetricRecord]) {
+        // the rules read origins only at the start, the end of warm-up and the end
+        let prev = self.taken - 1;
+        if prev != 0 && prev != self.warmup {
+            self.points[prev].origins.clear();
+        }
+        if self.taken == self.points.len() {
+            self.points.push(Point::default());
+        }
+        self.points[self.taken] = point(m, self.session.as_deref());
+        if self.taken == self.warmup {
+            self.warm = m.to_vec();
+        }
+        self.taken += 1;
+    }
+
+    /// The diagnosis, with `last` (the final sample, already pushed) as the `after` snapshot.
+    pub(crate) fn finish(mut self, last: Vec<MetricRecord>) -> crate::Result<Diagnosis> {
+        self.points.truncate(self.taken);
+        if self.points.len() < 2 || self.warmup >= self.points.len() - 1 {
+            return Err(crate::Error::InvalidArgument(
+                "diagnose needs at least one sample after warm-up".into(),
+            ));
+        }
+        let snaps = [&self.before, &self.warm, &last];
+        Ok(diagnose_points(
+            &self.points,
+            snaps,
+            self.warmup,
+            self.session.as_deref(),
+            true,
+        ))
+    }
+}
+
+fn diagnose_points(
+    pts: &[Point],
+    [before, warm, after]: [&Vec<MetricRecord>; 3],
+    warmup: usize,
+    session: Option<&str>,
+    synchronized: bool,
+) -> Diagnosis {
+    let iterations = (pts.len() - 1 - warmup) as u64;
+    let mut d = judge_points(pts, warmup, Some(iterations));
     d.snapshots = Snapshots {
-        before: samples[0].clone(),
-        warm: samples[warmup].clone(),
-        after: samples[samples.len() - 1].clone(),
+        before: before.clone(),
+        warm: warm.clone(),
+        after: after.clone(),
         warmup: Some(warmup as u64),
         iterations: Some(iterations),
         synchronized,
     };
-    let pts: Vec<Point> = samples.iter().map(|s| point(s, session)).collect();
     d.series = Some(Series {
         live_bytes: pts.iter().map(|p| p.live).collect(),
         pool_bytes: pts.iter().map(|p| p.pool).collect(),
@@ -185,7 +267,7 @@ pub fn diagnose_samples(
         runtime_bytes: pts.iter().map(|p| p.runtime).collect(),
     });
     d.session = session.map(str::to_string);
-    Ok(d)
+    d
 }
 
 const POOL_FLOOR: f64 = 64.0 * 1024.0;
@@ -199,6 +281,13 @@ fn judge(
     session: Option<&str>,
 ) -> Diagnosis {
     let pts: Vec<Point> = samples.iter().map(|s| point(s, session)).collect();
+    let mut d = judge_points(&pts, warm, iterations);
+    d.session = session.map(str::to_string);
+    d
+}
+
+/// The rules over the per-iteration figures `pts`, the window starting at `warm`.
+fn judge_points(pts: &[Point], warm: usize, iterations: Option<u64>) -> Diagnosis {
     let (b, w, a) = (&pts[0], &pts[warm], &pts[pts.len() - 1]);
     let window = &pts[warm..];
     let n = iterations.filter(|&n| n > 0);
@@ -448,7 +537,7 @@ fn judge(
         },
         series: None,
         findings,
-        session: session.map(str::to_string),
+        session: None,
     }
 }
 

@@ -482,18 +482,19 @@ pub async fn watch(
     sync_all(sessions).await?;
     reset_peak();
     let total = options.warmup + options.iterations;
-    let mut samples = Vec::with_capacity(total as usize + 1);
-    samples.push(metrics());
+    let mut sampler = diagnose::Sampler::new(
+        metrics(),
+        options.warmup as usize,
+        total as usize,
+        options.session.clone(),
+    );
+    let mut last = vec![];
     for i in 0..total {
         next_iteration();
         f(i).await?;
         sync_all(sessions).await?;
-        samples.push(metrics());
+        last = metrics();
+        sampler.push(&last);
     }
-    diagnose_samples(
-        &samples,
-        options.warmup as usize,
-        options.session.as_deref(),
-        true,
-    )
+    sampler.finish(last)
 }

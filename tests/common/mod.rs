@@ -1,9 +1,11 @@
 //! Scenarios written once and run on both GPU targets (lavapipe natively, WebGPU in Chromium).
 #![allow(dead_code)] // each test binary uses a subset
 
+pub mod grad;
 pub mod nn;
 pub mod ops;
 pub mod table;
+pub mod train;
 
 #[path = "../shared/ledger.rs"]
 pub mod ledger;

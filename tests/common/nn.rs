@@ -88,6 +88,45 @@ fn out_shape(x: &[usize], g: &Geo, channels: usize) -> Vec<usize> {
     s
 }
 
+/// A convolution in float64 over row-major values: (output shape, values, per-output Σ|x·w|).
+#[allow(clippy::too_many_arguments)]
+pub fn conv_f64(
+    x: &[f64],
+    xs: &[usize],
+    f: &[f64],
+    fs: &[usize],
+    s: Pair,
+    pad: Pad,
+    d: Pair,
+    depthwise: bool,
+) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
+    let (fh, fw, fc, m) = (fs[0], fs[1], fs[2], fs[3]);
+    let g = geo(xs, (fh, fw), s, pad, d);
+    let oc = if depthwise { fc * m } else { m };
+    let (mut out, mut mag) = (vec![], vec![]);
+    for n in 0..g.n {
+        for oy in 0..g.oh {
+            for ox in 0..g.ow {
+                for o in 0..oc {
+                    let (mut acc, mut abs) = (0f64, 0f64);
+                    window(&g, (fh, fw), s, d, n, oy, ox, |fy, fx, base| {
+                        let cs = if depthwise { o / m..o / m + 1 } else { 0..g.c };
+                        for c in cs {
+                            let k = if depthwise { o % m } else { o };
+                            let t = x[base + c] * f[((fy * fw + fx) * fc + c) * m + k];
+                            acc += t;
+                            abs += t.abs();
+                        }
+                    });
+                    out.push(acc);
+                    mag.push(abs);
+                }
+            }
+        }
+    }
+    (out_shape(xs, &g, oc), out, mag)
+}
+
 /// (reference, per-output bound Σ|x·w| for the tolerance)
 fn conv_ref(
     x: &Host<f32>,
@@ -97,49 +136,20 @@ fn conv_ref(
     d: Pair,
     depthwise: bool,
 ) -> (Host<f32>, Vec<f64>) {
-    let (fh, fw, fc, m) = (f.shape[0], f.shape[1], f.shape[2], f.shape[3]);
-    let g = geo(&x.shape, (fh, fw), s, pad, d);
-    let oc = if depthwise { fc * m } else { m };
-    let (mut out, mut mag) = (vec![], vec![]);
-    for n in 0..g.n {
-        for oy in 0..g.oh {
-            for ox in 0..g.ow {
-                for o in 0..oc {
-                    let (mut acc, mut abs) = (0f64, 0f64);
-                    window(&g, (fh, fw), s, d, n, oy, ox, |fy, fx, base| {
-                        let terms: Vec<(f64, f64)> = if depthwise {
-                            let c = o / m;
-                            vec![(
-                                x.data[base + c] as f64,
-                                f.data[((fy * fw + fx) * fc + c) * m + o % m] as f64,
-                            )]
-                        } else {
-                            (0..g.c)
-                                .map(|c| {
-                                    (
-                                        x.data[base + c] as f64,
-                                        f.data[((fy * fw + fx) * fc + c) * m + o] as f64,
-                                    )
-                                })
-                                .collect()
-                        };
-                        for (a, b) in terms {
-                            acc += a * b;
-                            abs += (a * b).abs();
-                        }
-                    });
-                    out.push(acc as f32);
-                    mag.push(abs);
-                }
-            }
-        }
-    }
-    let shape = out_shape(&x.shape, &g, oc);
-    (Host { shape, data: out }, mag)
+    let w = |h: &Host<f32>| h.data.iter().map(|&v| v as f64).collect::<Vec<_>>();
+    let (shape, out, mag) = conv_f64(&w(x), &x.shape, &w(f), &f.shape, s, pad, d, depthwise);
+    (
+        Host {
+            shape,
+            data: out.iter().map(|&v| v as f32).collect(),
+        },
+        mag,
+    )
 }
 
-fn pool_ref(x: &Host<f32>, size: Pair, s: Pair, pad: Pad, max: bool) -> Host<f32> {
-    let g = geo(&x.shape, (size.0, size.1), s, pad, Pair::ONE);
+/// Max or average pooling in float64 (only cells inside the input): (output shape, values).
+pub fn pool_f64(x: &[f64], xs: &[usize], size: Pair, s: Pair, pad: Pad, max: bool) -> (Vec<usize>, Vec<f64>) {
+    let g = geo(xs, (size.0, size.1), s, pad, Pair::ONE);
     let mut out = vec![];
     for n in 0..g.n {
         for oy in 0..g.oh {
@@ -147,21 +157,26 @@ fn pool_ref(x: &Host<f32>, size: Pair, s: Pair, pad: Pad, max: bool) -> Host<f32
                 for c in 0..g.c {
                     let mut cells = vec![];
                     window(&g, (size.0, size.1), s, Pair::ONE, n, oy, ox, |_, _, base| {
-                        cells.push(x.data[base + c] as f64)
+                        cells.push(x[base + c])
                     });
-                    let v = if max {
+                    out.push(if max {
                         cells.iter().copied().fold(f64::NEG_INFINITY, f64::max)
                     } else {
                         cells.iter().sum::<f64>() / cells.len() as f64
-                    };
-                    out.push(v as f32);
+                    });
                 }
             }
         }
     }
+    (out_shape(xs, &g, g.c), out)
+}
+
+fn pool_ref(x: &Host<f32>, size: Pair, s: Pair, pad: Pad, max: bool) -> Host<f32> {
+    let xd: Vec<f64> = x.data.iter().map(|&v| v as f64).collect();
+    let (shape, out) = pool_f64(&xd, &x.shape, size, s, pad, max);
     Host {
-        shape: out_shape(&x.shape, &g, g.c),
-        data: out,
+        shape,
+        data: out.iter().map(|&v| v as f32).collect(),
     }
 }
 

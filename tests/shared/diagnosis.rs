@@ -48,6 +48,19 @@ pub async fn forgets_one_output_per_iteration(s: &Session) {
 }
 
 /// A loop that keeps every tenth output in an array (a slow leak).
+/// A long watch of a loop that holds nothing is `steady`: the watch's own sampling (thousands of
+/// iterations of figures) must not read as process growth.
+pub async fn a_long_watch_of_nothing_is_steady(s: &Session) {
+    let x = s.fill(&[4], 1.0, DType::Float32).unwrap();
+    let d = telemetry::watch(&[s], WatchOptions::new(5, 3000), async |_| {
+        drop(x.square()?);
+        Ok(())
+    })
+    .await
+    .unwrap();
+    assert_eq!(d.verdict, Verdict::Steady, "{}", d.summary);
+}
+
 pub async fn keeps_every_tenth_output(s: &Session) {
     let x = s.ones(&[256], DType::Float32).unwrap();
     let mut kept = vec![];

@@ -1,0 +1,61 @@
+// The gradient of a convolution with respect to its input: one thread per input element
+// (n, iy, ix, c) sums g[n, oy, ox, o] · w[fy, fx, c, o] over the outputs whose window reads it
+// (oy · stride + fy · dilation − pad = iy). The host prepends `const DEPTHWISE: bool`; depthwise,
+// output channel c · M + m reads input channel c with filter element (fy, fx, c, m).
+// params: [len, H, W, C, OH, OW, OC (or M), FH, FW, stride_h, stride_w, dil_h, dil_w, pad_top,
+// pad_left]. Bindings: out (dx), params, w, g.
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@group(0) @binding(1) var<storage, read> params: array<u32>;
+@group(0) @binding(2) var<storage, read> w: array<f32>;
+@group(0) @binding(3) var<storage, read> g: array<f32>;
+
+@compute @workgroup_size(256)
+fn main(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;
+    if (i >= params[0]) {
+        return;
+    }
+    let H = params[1]; let W = params[2]; let C = params[3];
+    let OH = params[4]; let OW = params[5]; let K = params[6];
+    let FH = params[7]; let FW = params[8];
+    let sh = params[9]; let sw = params[10];
+    let c = i % C;
+    let pixel = i / C;
+    let ix = pixel % W;
+    let iy = (pixel / W) % H;
+    let n = pixel / (W * H);
+    var acc = 0.0;
+    for (var fy = 0u; fy < FH; fy = fy + 1u) {
+        let ty = i32(iy + params[13]) - i32(fy * params[11]);
+        if (ty < 0 || u32(ty) % sh != 0u || u32(ty) / sh >= OH) {
+            continue;
+        }
+        let oy = u32(ty) / sh;
+        for (var fx = 0u; fx < FW; fx = fx + 1u) {
+            let tx = i32(ix + params[14]) - i32(fx * params[12]);
+            if (tx < 0 || u32(tx) % sw != 0u || u32(tx) / sw >= OW) {
+                continue;
+            }
+            let ox = u32(tx) / sw;
+            if (DEPTHWISE) {
+                let OC = C * K;
+                let gb = ((n * OH + oy) * OW + ox) * OC + c * K;
+                let wb = (fy * FW + fx) * OC + c * K;
+                for (var m = 0u; m < K; m = m + 1u) {
+                    acc = acc + g[gb + m] * w[wb + m];
+                }
+            } else {
+                let gb = ((n * OH + oy) * OW + ox) * K;
+                let wb = ((fy * FW + fx) * C + c) * K;
+                for (var o = 0u; o < K; o = o + 1u) {
+                    acc = acc + g[gb + o] * w[wb + o];
+                }
+            }
+        }
+    }
+    out[i] = acc;
+}

@@ -1,0 +1,80 @@
+// The gradient of max or average pooling with respect to its input: one thread per input element
+// (n, iy, ix, c) visits the windows that contain it. Max (`const MAX: bool`): it receives a
+// window's g when it is that window's first maximum (the forward kernel's choice, recomputed here);
+// average: g divided by the number of the window's cells inside the input.
+// params: [len, H, W, C, OH, OW, FH, FW, stride_h, stride_w, pad_top, pad_left].
+// Bindings: out (dx), params, x, g.
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@group(0) @binding(1) var<storage, read> params: array<u32>;
+@group(0) @binding(2) var<storage, read> x: array<f32>;
+@group(0) @binding(3) var<storage, read> g: array<f32>;
+
+fn is_nan(v: f32) -> bool {
+    return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
+}
+
+@compute @workgroup_size(256)
+fn main(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;
+    if (i >= params[0]) {
+        return;
+    }
+    let H = params[1]; let W = params[2]; let C = params[3];
+    let OH = params[4]; let OW = params[5]; let FH = params[6]; let FW = params[7];
+    let sh = params[8]; let sw = params[9]; let pt = params[10]; let pl = params[11];
+    let c = i % C;
+    let pixel = i / C;
+    let ix = pixel % W;
+    let iy = (pixel / W) % H;
+    let n = pixel / (W * H);
+    var acc = 0.0;
+    for (var oy = 0u; oy < OH; oy = oy + 1u) {
+        let y0 = i32(oy * sh) - i32(pt);
+        if (i32(iy) < y0 || i32(iy) >= y0 + i32(FH)) {
+            continue;
+        }
+        for (var ox = 0u; ox < OW; ox = ox + 1u) {
+            let x0 = i32(ox * sw) - i32(pl);
+            if (i32(ix) < x0 || i32(ix) >= x0 + i32(FW)) {
+                continue;
+            }
+            // the window's cells inside the input, in the forward kernel's order
+            var best = 0.0;
+            var by = 0u;
+            var bx = 0u;
+            var count = 0u;
+            for (var fy = 0u; fy < FH; fy = fy + 1u) {
+                let yy = y0 + i32(fy);
+                if (yy < 0 || yy >= i32(H)) {
+                    continue;
+                }
+                for (var fx = 0u; fx < FW; fx = fx + 1u) {
+                    let xx = x0 + i32(fx);
+                    if (xx < 0 || xx >= i32(W)) {
+                        continue;
+                    }
+                    let v = x[((n * H + u32(yy)) * W + u32(xx)) * C + c];
+                    if (count == 0u || (!is_nan(best) && (v > best || is_nan(v)))) {
+                        best = v;
+                        by = u32(yy);
+                        bx = u32(xx);
+                    }
+                    count = count + 1u;
+                }
+            }
+            let gv = g[((n * OH + oy) * OW + ox) * C + c];
+            if (MAX) {
+                if (by == iy && bx == ix) {
+                    acc = acc + gv;
+                }
+            } else {
+                acc = acc + gv / f32(max(count, 1u));
+            }
+        }
+    }
+    out[i] = acc;
+}
