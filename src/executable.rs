@@ -357,7 +357,7 @@ impl Executable {
                 Some(name) => format!("program '{}' output '{name}'", p.name()),
                 None => format!("intermediate of program '{}'", p.name()),
             };
-            let out = Tensor::allocate_untracked(s, plan.shapes[i].clone(), dtype, origin)?;
+            let out = Tensor::allocate_in_slot(s, plan.shapes[i].clone(), dtype, origin, plan.slot_bytes[i])?;
             {
                 let mut operands: Vec<Operand> = Vec::with_capacity(reads.len());
                 for &a in reads {

@@ -136,8 +136,14 @@ impl SessionShared {
 
     /// Takes storage from the pool and records its owner; on `OUT_OF_MEMORY` the error carries the
     /// largest owners and the pool state.
-    pub(crate) fn acquire(&self, id: u64, bytes: u64, origin: &str) -> Result<Lease<wgpu::Buffer>> {
-        let result = self.pool().acquire(bytes); // the guard is dropped here: forensics lock it again
+    pub(crate) fn acquire(
+        &self,
+        id: u64,
+        bytes: u64,
+        at_least: u64,
+        origin: &str,
+    ) -> Result<Lease<wgpu::Buffer>> {
+        let result = self.pool().acquire_at_least(bytes, at_least); // the guard is dropped here: forensics lock it again
         let lease = result.map_err(|e| self.with_forensics(e))?;
         let stack = if self.capture_stacks {
             crate::platform::capture_stack()

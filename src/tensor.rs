@@ -87,10 +87,21 @@ impl Tensor {
         dtype: DType,
         origin: String,
     ) -> Result<Tensor> {
+        Self::allocate_in_slot(session, shape, dtype, origin, 0)
+    }
+
+    /// [`Tensor::allocate_untracked`] in a buffer of at least `at_least` bytes (a run's slot).
+    pub(crate) fn allocate_in_slot(
+        session: &Shared<SessionShared>,
+        shape: Vec<usize>,
+        dtype: DType,
+        origin: String,
+        at_least: u64,
+    ) -> Result<Tensor> {
         session.check_open()?;
         let byte_length = shape::byte_length(&shape)?;
         let id = NEXT_TENSOR.fetch_add(1, Ordering::Relaxed);
-        let lease = session.acquire(id, byte_length, &origin)?;
+        let lease = session.acquire(id, byte_length, at_least, &origin)?;
         let core = Shared::new(TensorCore {
             session: session.clone(),
             id,

@@ -4,7 +4,9 @@
 //! Policy:
 //! - a request at or below the oversize threshold is rounded to its size class
 //!   ([`size_class`], worst-case waste < request / steps) and served from the cache when a buffer
-//!   of that class is free (a *hit*), else a new device buffer is made (a *miss*);
+//!   of that class — or, best fit, of the smallest free class up to half again as large — is free
+//!   (a *hit*: the padding is counted in `pool_padding_bytes`), else a new device buffer is made
+//!   (a *miss*);
 //! - the pool never holds more than `max_total_bytes` (in use + cached). A miss that would exceed
 //!   the bound first evicts cached buffers, least recently released first; if the bound cannot be
 //!   met even with an empty cache the call fails with `OUT_OF_MEMORY` *before* anything is evicted,
@@ -190,9 +192,18 @@ impl<S: Storage> Pool<S> {
     /// `OUT_OF_MEMORY` before anything changes (no eviction, no counter) when the buffer cannot
     /// fit the device or the bound.
     pub fn acquire(&mut self, bytes: u64) -> Result<Lease<S::Buffer>> {
-        let class = self.class_of(bytes);
-        if let Some(class) = class {
-            if let Some(entry) = self.free.get_mut(&class).and_then(|q| q.pop_back()) {
+        self.acquire_at_least(bytes, bytes)
+    }
+
+    /// [`Pool::acquire`] for `bytes` (what is counted) in a buffer of at least `at_least` bytes'
+    /// class (a program run's slot size): the extra is padding.
+    pub fn acquire_at_least(&mut self, bytes: u64, at_least: u64) -> Result<Lease<S::Buffer>> {
+        let class = self.class_of(bytes.max(at_least));
+        if let Some(want) = class {
+            // best fit: this class, else the smallest free one up to half again as large (the
+            // neighbouring classes), so buffers released in another class are reused, not doubled
+            let fit = self.free.range(want..=want + want / 2).next().map(|(&c, _)| c);
+            if let Some((class, entry)) = fit.and_then(|c| Some((c, self.free.get_mut(&c)?.pop_back()?))) {
                 self.lru.remove(&entry.stamp);
                 if self.free.get(&class).is_some_and(|q| q.is_empty()) {
                     self.free.remove(&class);
@@ -214,7 +225,7 @@ impl<S: Storage> Pool<S> {
                 });
             }
         }
-        let size = class.unwrap_or(bytes);
+        let size = class.unwrap_or(bytes.max(at_least));
         self.check_fits(size, size)?;
         // Evict (oldest first) until the new buffer fits under the bound; the check above
         // guarantees the cache covers it.

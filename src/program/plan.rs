@@ -46,16 +46,19 @@ pub struct Plan {
     /// Every storage the run acquires, in order, and when each is released: the schedule
     /// [`Plan::peak_with`] and the memory plan are computed from.
     pub(crate) schedule: Vec<Step>,
+    /// For each intermediate, the buffer size it asks the pool for at least ([`slots`]; 0: its own).
+    pub(crate) slot_bytes: Vec<u64>,
     pub(crate) memory: MemoryPlan,
 }
 
 /// One event of a run's schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Step {
-    /// A storage of this many bytes is acquired: an intermediate (`true`) or an output (`false`).
-    Acquire(u64, bool),
-    /// An intermediate of this many bytes goes back to the pool.
-    Release(u64),
+    /// A storage of this many bytes is acquired: an intermediate (`true`) or an output (`false`);
+    /// its buffer is at least the third figure (its slot's size, [`slots`]).
+    Acquire(u64, bool, u64),
+    /// An intermediate of this many bytes (in a buffer of at least the second) goes back to the pool.
+    Release(u64, u64),
 }
 
 impl Plan {
@@ -65,13 +68,13 @@ impl Plan {
         let (mut live, mut peak, mut largest) = (0u64, 0u64, 0u64);
         for step in &self.schedule {
             match *step {
-                Step::Acquire(b, _) => {
-                    let r = round(b);
+                Step::Acquire(b, _, at_least) => {
+                    let r = round(b.max(at_least));
                     live += r;
                     largest = largest.max(r);
                     peak = peak.max(live);
                 }
-                Step::Release(b) => live -= round(b),
+                Step::Release(b, at_least) => live -= round(b.max(at_least)),
             }
         }
         (peak, largest)
@@ -180,7 +183,8 @@ pub fn specialise(p: &Program, inputs: &[Vec<usize>]) -> Result<Plan> {
             _ => false,
         })
         .collect();
-    let schedule = schedule(p, &shapes, &last_use, &reads, &fusion, &staged);
+    let slot_bytes = slots(p, &shapes, &last_use, &reads, &fusion);
+    let schedule = schedule(p, &shapes, &last_use, &reads, &fusion, &staged, &slot_bytes);
     let memory = memory_plan(p, &schedule);
     Ok(Plan {
         shapes,
@@ -190,6 +194,7 @@ pub fn specialise(p: &Program, inputs: &[Vec<usize>]) -> Result<Plan> {
         fusion,
         staged,
         schedule,
+        slot_bytes,
         memory,
     })
 }
@@ -205,6 +210,7 @@ fn schedule(
     reads: &[Vec<NodeId>],
     fusion: &super::fusion::Fusion,
     staged: &[bool],
+    slot_bytes: &[u64],
 ) -> Vec<Step> {
     let nodes = p.nodes();
     let output_nodes: Vec<NodeId> = p.outputs().iter().map(|(_, n)| *n).collect();
@@ -214,27 +220,82 @@ fn schedule(
         if !matches!(node, Node::Op { .. }) || fusion.fused_into[i].is_some() {
             continue; // fused nodes never have a buffer
         }
-        steps.push(Step::Acquire(bytes(&shapes[i]), !output_nodes.contains(&i)));
+        steps.push(Step::Acquire(
+            bytes(&shapes[i]),
+            !output_nodes.contains(&i),
+            slot_bytes[i],
+        ));
         for &a in &reads[i] {
             let is_mid = matches!(nodes[a], Node::Op { .. }) && !output_nodes.contains(&a);
             if is_mid && last_use[a] == i && !freed[a] {
                 freed[a] = true;
-                steps.push(Step::Release(bytes(&shapes[a])));
+                steps.push(Step::Release(bytes(&shapes[a]), slot_bytes[a]));
             }
         }
     }
     let mut seen = vec![false; nodes.len()];
     for &n in &output_nodes {
         if !matches!(nodes[n], Node::Op { .. }) || std::mem::replace(&mut seen[n], true) {
-            steps.push(Step::Acquire(bytes(&shapes[n]), false));
+            steps.push(Step::Acquire(bytes(&shapes[n]), false, 0));
         }
     }
     for ((_, n), &stage) in p.assigns().iter().zip(staged) {
         if stage {
-            steps.push(Step::Acquire(bytes(&shapes[*n]), true));
+            steps.push(Step::Acquire(bytes(&shapes[*n]), true, 0));
         }
     }
     steps
+}
+
+/// Buffer slots for a run's intermediates: walking the run in order, each intermediate takes the
+/// smallest free slot that holds it (else grows the largest free one, else opens a new one) and
+/// frees it after its last reader. Every occupant then asks the pool for its slot's final size, so
+/// each run reuses exactly the buffers the first run made, whatever mix of sizes a backward pass
+/// has — the pool holds the slots, not every size class that was ever live at once. Outputs and
+/// the values assigned to states keep their own sizes (their buffers leave the run). 0: own size.
+fn slots(
+    p: &Program,
+    shapes: &[Vec<usize>],
+    last_use: &[usize],
+    reads: &[Vec<NodeId>],
+    fusion: &super::fusion::Fusion,
+) -> Vec<u64> {
+    let nodes = p.nodes();
+    let leaves: Vec<NodeId> = p.outputs().iter().chain(p.assigns()).map(|(_, n)| *n).collect();
+    let mut size: Vec<u64> = vec![]; // per slot
+    let mut free: Vec<usize> = vec![];
+    let mut slot_of: Vec<Option<usize>> = vec![None; nodes.len()];
+    for (i, node) in nodes.iter().enumerate() {
+        if !matches!(node, Node::Op { .. }) || fusion.fused_into[i].is_some() || leaves.contains(&i) {
+            continue;
+        }
+        let b = bytes(&shapes[i]);
+        let fit = free
+            .iter()
+            .copied()
+            .filter(|&k| size[k] >= b)
+            .min_by_key(|&k| size[k]);
+        let k = match fit.or_else(|| free.iter().copied().max_by_key(|&k| size[k])) {
+            Some(k) => {
+                free.retain(|&f| f != k);
+                size[k] = size[k].max(b);
+                k
+            }
+            None => {
+                size.push(b);
+                size.len() - 1
+            }
+        };
+        slot_of[i] = Some(k);
+        for &a in &reads[i] {
+            if let Some(ka) = slot_of[a].filter(|_| last_use[a] == i && a != i) {
+                if !free.contains(&ka) {
+                    free.push(ka);
+                }
+            }
+        }
+    }
+    slot_of.iter().map(|k| k.map_or(0, |k| size[k])).collect()
 }
 
 /// Totals what a schedule holds (no rounding: `byteLength`s, as `compute.storage` counts them).
@@ -242,9 +303,9 @@ fn memory_plan(p: &Program, schedule: &[Step]) -> MemoryPlan {
     let (mut live_mid, mut peak_mid, mut outs, mut peak) = (0u64, 0u64, 0u64, 0u64);
     for step in schedule {
         match *step {
-            Step::Acquire(b, true) => live_mid += b,
-            Step::Acquire(b, false) => outs += b,
-            Step::Release(b) => live_mid -= b,
+            Step::Acquire(b, true, _) => live_mid += b,
+            Step::Acquire(b, false, _) => outs += b,
+            Step::Release(b, _) => live_mid -= b,
         }
         peak_mid = peak_mid.max(live_mid);
         peak = peak.max(live_mid + outs);

@@ -315,9 +315,17 @@ fn judge_points(pts: &[Point], warm: usize, iterations: Option<u64>) -> Diagnosi
         trend(&col(|p| p.pool)),
         trend(&col(|p| p.runtime)),
     );
-    let pool_material = material(pool.delta, pool.warm, POOL_FLOOR, swing(&col(|p| p.pool)));
+    // Pool and runtime growth is material when what the last two thirds of the window add (scaled
+    // to the whole window) is: a burst early in the window (a driver or allocator warming up) that
+    // then creeps by a few bytes is not a trend of material size, while a leak grows all along.
+    let late = |get: fn(&Point) -> f64| {
+        let c = col(get);
+        let k = c.len() / 3;
+        (c[c.len() - 1] - c[k]) * c.len() as f64 / (c.len() - k) as f64
+    };
+    let pool_material = material(late(|p| p.pool), pool.warm, POOL_FLOOR, swing(&col(|p| p.pool)));
     let runtime_material = material(
-        runtime.delta,
+        late(|p| p.runtime),
         runtime.warm,
         RUNTIME_FLOOR,
         swing(&col(|p| p.runtime)),
