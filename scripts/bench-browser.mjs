@@ -18,7 +18,7 @@ if (!fs.existsSync(path.join(root, 'pkg/affon.js'))) {
   process.exit(2);
 }
 const tfDir = path.join(root, 'www/bench/node_modules/@tensorflow');
-if (!fs.existsSync(path.join(tfDir, 'tfjs-core/dist/tf-core.fesm.js'))
+if (!fs.existsSync(path.join(tfDir, 'tfjs/dist/tf.fesm.js'))
     || !fs.existsSync(path.join(tfDir, 'tfjs-backend-webgpu/dist/tf-backend-webgpu.fesm.js'))) {
   console.error('installing www/bench dependencies (TF.js 4.22)…');
   execFileSync('npm', ['install', '--prefix', 'www/bench', '--no-audit', '--no-fund'], { cwd: root, stdio: ['ignore', process.stderr, 'inherit'] });

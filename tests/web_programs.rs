@@ -246,6 +246,21 @@ export async function tableOps(session, Program, ledger) {
   rejects('channelMismatch', () => img.conv2d(twoChannels, 1, 'same'));
   rejects('gatherFloat', () => rows.gather(rows));
   rejects('poolNoPad', () => img.maxPool(2, 1));
+  // training from JS: p.grad, p.sgd, p.adam and their rejections
+  const tp = new Program('train');
+  const tw = tp.state('w', 'float32', [3]);
+  const tl = tp.sum(tp.square(tw));
+  const [tg] = tp.grad(tl, [tw]);
+  out.gradShape = typeof tg.id;
+  rejects('gradNonScalar', () => tp.grad(tp.square(tw), [tw]));
+  rejects('sgdNoRate', () => tp.sgd([tw], [tg], {}));
+  rejects('adamUnknownOption', () => tp.adam([tw], [tg], { lr: 0.1 }));
+  tp.sgd([tw], [tg], { learningRate: 0.25 });
+  rejects('assignTrained', () => tp.assign('w', tl));
+  const texe = session.compile(tp);
+  const tstate = texe.createState({ w: session.tensor([1, -2, 4]) });
+  texe.run({}, tstate);
+  out.sgdStep = await tstate.get('w').array(); // w − 0.25 · 2w = w / 2
   for (const t of [x, y, i, r.y, r.eq, ls]) t.dispose();
   exe.dispose();
   return out;
@@ -465,6 +480,12 @@ async fn op_table_js_surface() {
         ("channelMismatch", "\"SHAPE_MISMATCH\""),
         ("gatherFloat", "\"DTYPE_MISMATCH\""),
         ("poolNoPad", "\"INVALID_ARGUMENT\""),
+        ("gradShape", "\"number\""),
+        ("gradNonScalar", "\"INVALID_PROGRAM\""),
+        ("sgdNoRate", "\"INVALID_ARGUMENT\""),
+        ("adamUnknownOption", "\"INVALID_ARGUMENT\""),
+        ("assignTrained", "\"INVALID_PROGRAM\""),
+        ("sgdStep", "[0.5,-1,2]"),
     ];
     for (k, want) in expect {
         assert_eq!(json(k), want, "{k}");

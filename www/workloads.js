@@ -3,6 +3,7 @@
 // iterate(ctx, i), release(ctx), context}`; `iterate` runs one iteration (the loop calls
 // `telemetry.nextIteration()` before it). Tensors are 64 × 1024 float32 = 256 KiB unless stated.
 import { Program } from '../pkg/affon.js';
+import { spirals, mlpStep, mlpInit } from './examples/training.js';
 
 const ROWS = 64;
 const COLS = 1024;
@@ -170,6 +171,77 @@ loop(i): session.tidy(() => session.ones([sizes[i % ${SIZES.length}]]).square())
     release() { return 'nothing retained (the pool keeps its cache: "clear pool cache" releases it)'; },
     context: { program: 'eager ones + square', inputs: [{ name: 'x', shape: ['n of ' + SIZES.join('|')], dtype: 'float32' }] },
   },
+  ...trainingWorkloads(),
 ];
+
+/** The spirals MLP's training data (400 points) and compiled step, for the training workloads. */
+function trainingSetup(session) {
+  const exe = session.compile(mlpStep(Program, [2, 32, 32, 2]));
+  const data = spirals(200, 1);
+  const n = data.labels.length;
+  return { session, exe, x: session.tensor(data.x, [n, 2]), y: session.tensor(data.y, [n, 2]), kept: [] };
+}
+
+function trainingState(ctx) {
+  const init = mlpInit(ctx.session, [2, 32, 32, 2]);
+  const state = ctx.exe.createState(init);
+  for (const t of Object.values(init)) t.dispose();
+  return state;
+}
+
+function trainingRelease(ctx) {
+  const n = disposeAll(ctx.kept);
+  ctx.state?.dispose();
+  ctx.x.dispose(); ctx.y.dispose(); ctx.exe.dispose();
+  return `disposed ${n} retained objects`;
+}
+
+function trainingWorkloads() {
+  const trainingContext = { program: 'spirals_step (MLP 2-32-32-2, Adam)', inputs: [{ name: 'x', shape: [400, 2], dtype: 'float32' }, { name: 'y', shape: [400, 2], dtype: 'float32' }] };
+  return [
+    {
+      id: 'train-step',
+      title: 'training: one compiled step per iteration (correct)',
+      expect: 'steady',
+      pattern: 'forward, p.grad and p.adam in one Executable; parameters and Adam slots in one ExecutionState; outputs disposed',
+      code: `const step = session.compile(mlpStep);  // forward + p.grad + p.adam
+const state = step.createState(init);    // parameters + Adam's m, v, t
+loop: { const out = step.run({ x, y }, state); out.loss.dispose(); out.logits.dispose(); }`,
+      setup(session) { const ctx = trainingSetup(session); ctx.state = trainingState(ctx); return ctx; },
+      iterate(ctx) { const out = ctx.exe.run({ x: ctx.x, y: ctx.y }, ctx.state); out.loss.dispose(); out.logits.dispose(); },
+      release: trainingRelease,
+      context: trainingContext,
+    },
+    {
+      id: 'train-state-recreated',
+      title: 'training: optimizer state recreated every epoch (leaks)',
+      expect: 'ownership-leak',
+      pattern: 'every 5 steps (an "epoch") a new ExecutionState — parameters and Adam slots — is created and the old one is never disposed (the TF.js seed: optimizers and models recreated)',
+      code: `loop(i): if (i % 5 === 0) state = step.createState(init);  // old state never disposed
+         const out = step.run({ x, y }, state); out.loss.dispose(); out.logits.dispose();`,
+      setup(session) { return trainingSetup(session); },
+      iterate(ctx, i) {
+        if (i % 5 === 0 || !ctx.state) { ctx.state = trainingState(ctx); ctx.kept.push(ctx.state); }
+        const out = ctx.exe.run({ x: ctx.x, y: ctx.y }, ctx.state);
+        out.loss.dispose(); out.logits.dispose();
+      },
+      release(ctx) { ctx.state = null; return trainingRelease(ctx); },
+      context: trainingContext,
+    },
+    {
+      id: 'train-loss-history',
+      title: 'training: loss tensors kept in a history array (leaks)',
+      expect: 'ownership-leak',
+      pattern: "each step's loss tensor is pushed to a history array to plot later, never disposed (keep the number: await loss.item(), then dispose)",
+      code: `loop: const out = step.run({ x, y }, state);
+      history.push(out.loss);          // a 4-byte tensor per step, never disposed
+      out.logits.dispose();`,
+      setup(session) { const ctx = trainingSetup(session); ctx.state = trainingState(ctx); return ctx; },
+      iterate(ctx) { const out = ctx.exe.run({ x: ctx.x, y: ctx.y }, ctx.state); ctx.kept.push(out.loss); out.logits.dispose(); },
+      release: trainingRelease,
+      context: trainingContext,
+    },
+  ];
+}
 
 export const byId = (id) => WORKLOADS.find((w) => w.id === id);

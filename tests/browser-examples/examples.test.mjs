@@ -10,9 +10,9 @@ before(async () => { env = await launch(); }); // Chromium with WebGPU + scripts
 after(async () => { await env?.close(); });
 
 /** Opens an example page and returns its `window.exampleResult` once it has finished. */
-async function runExample(name) {
+async function runExample(name, timeout = 60_000) {
   const { page, errors } = await open(env, `/www/examples/${name}.html`);
-  await page.waitForSelector('body[data-result]', { state: 'attached', timeout: 60_000 });
+  await page.waitForSelector('body[data-result]', { state: 'attached', timeout });
   const status = await page.evaluate(() => document.body.dataset.result);
   const result = await page.evaluate(() => window.exampleResult);
   const text = await page.textContent('#out');
@@ -26,7 +26,7 @@ async function runExample(name) {
 test('index links every example', async () => {
   const { page, errors } = await open(env, '/www/examples/');
   const links = await page.$$eval('a[href$=".html"]', (as) => as.map((a) => a.getAttribute('href')));
-  assert.deepEqual(links.sort(), ['eager.html', 'leak-diagnosis.html', 'program.html', 'tidy.html']);
+  assert.deepEqual(links.sort(), ['eager.html', 'leak-diagnosis.html', 'program.html', 'tidy.html', 'train-convnet.html', 'train-mlp.html']);
   for (const href of links) {
     const res = await page.request.get(`${env.base}/www/examples/${href}`);
     assert.equal(res.status(), 200, href);
@@ -105,4 +105,24 @@ test('leak-diagnosis.html: ownership-leak naming square, then steady after the f
   assert.deepEqual(r.fixed.grownOrigins, []);
   assert.match(text, /leaky loop → ownership-leak/);
   assert.match(text, /fixed loop → steady/);
+});
+
+test('train-mlp.html: two spirals to ≥ 95 % held-out, a steady loop, flat live bytes', async () => {
+  const { result: r } = await runExample('train-mlp', 300_000);
+  assert.ok(r.accuracy >= 0.95, `accuracy ${r.accuracy}`);
+  assert.equal(r.verdict, 'steady');
+  assert.equal(r.flat, true, 'live bytes identical after every step');
+  assert.ok(r.lastLoss < r.firstLoss / 10, `loss ${r.firstLoss} → ${r.lastLoss}`);
+  // parameters (2·64 + 64 + 64·64 + 64 + 64·2 + 2 floats) × 3 (Adam's m and v) + adam/t
+  assert.equal(r.stateBytes, (128 + 64 + 4096 + 64 + 128 + 2) * 4 * 3 + 4);
+  assert.equal(r.bytesAtEnd, 0);
+});
+
+test('train-convnet.html: shapes to ≥ 90 % held-out, a steady loop, flat live bytes', async () => {
+  const { result: r } = await runExample('train-convnet', 600_000); // SwiftShader: minutes
+  assert.ok(r.accuracy >= 0.9, `accuracy ${r.accuracy}`);
+  assert.equal(r.verdict, 'steady');
+  assert.equal(r.flat, true, 'live bytes identical after every step');
+  assert.ok(r.lastLoss < r.firstLoss / 5, `loss ${r.firstLoss} → ${r.lastLoss}`);
+  assert.equal(r.bytesAtEnd, 0);
 });

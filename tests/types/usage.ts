@@ -215,6 +215,15 @@ p.output('scaled', p.mul(next, scale));
 p.output('mask', p.cast(mask, 'bool'));
 p.output('t', p.transpose(p.reshape(x, [-1, 2, 2])));
 p.output('sm', p.softmax(x, -1));
+// training: gradients as nodes, optimizers as assignments
+const tw = p.state('tw', 'float32', [4, 2]);
+const tloss = p.mean(p.square(p.matmul(x, tw)));
+const grads: ProgramNode[] = p.grad(tloss, [tw]);
+p.adam([tw], grads, { learningRate: 1e-3, beta1: 0.9 });
+const tw2 = p.state('tw2', 'float32', [2]);
+p.sgd([tw2], p.grad(p.sum(p.square(tw2)), [tw2]), { learningRate: 0.1, momentum: 0.9 });
+// @ts-expect-error sgd needs its learning rate
+p.sgd([tw2], grads, {});
 const nodeId: number = next.id;
 // @ts-expect-error program nodes take ProgramNodes, not Tensors
 p.add(z, z);

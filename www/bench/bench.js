@@ -402,6 +402,58 @@ async function main() {
   }
   mlpExe.dispose(); mp.free();
   Object.values(mA).forEach((t) => t.dispose()); Object.values(mT).forEach((t) => t.dispose());
+
+  // --- g. one training step: MLP 784-128-10, batch 64, Adam -----------------------------------
+  status('g. training step…');
+  {
+    const B = 64;
+    const hostW1 = hostData(784 * 128, 41, -0.05, 0.05), hostW2 = hostData(128 * 10, 42, -0.1, 0.1);
+    const hostX = hostData(B * 784, 43, 0, 1);
+    const hostY = new Float32Array(B * 10);
+    for (let i = 0; i < B; i++) hostY[i * 10 + (i % 10)] = 1;
+    const tp = new Program('train_step');
+    const x = tp.input('x', 'float32', [-1, 784]), y = tp.input('y', 'float32', [-1, 10]);
+    const w1 = tp.state('w1', 'float32', [784, 128]), b1 = tp.state('b1', 'float32', [128]);
+    const w2 = tp.state('w2', 'float32', [128, 10]), b2 = tp.state('b2', 'float32', [10]);
+    const logits = tp.add(tp.matmul(tp.relu(tp.add(tp.matmul(x, w1), b1)), w2), b2);
+    const loss = tp.neg(tp.mean(tp.sum(tp.mul(y, tp.logSoftmax(logits)), [1])));
+    tp.adam([w1, b1, w2, b2], tp.grad(loss, [w1, b1, w2, b2]), { learningRate: 1e-3 });
+    tp.output('loss', loss);
+    const step = session.compile(tp);
+    const iw1 = session.tensor(hostW1, [784, 128]), iw2 = session.tensor(hostW2, [128, 10]);
+    const state = step.createState({ w1: iw1, w2: iw2 });
+    iw1.dispose(); iw2.dispose();
+    const xa2 = session.tensor(hostX, [B, 784]), ya2 = session.tensor(hostY, [B, 10]);
+    const stepA = async () => { const out = step.run({ x: xa2, y: ya2 }, state); const l = await out.loss.item(); out.loss.dispose(); return l; };
+    const vars = [tf.variable(tf.tensor2d(hostW1, [784, 128])), tf.variable(tf.zeros([128])),
+      tf.variable(tf.tensor2d(hostW2, [128, 10])), tf.variable(tf.zeros([10]))];
+    const xt2 = tf.tensor2d(hostX, [B, 784]), yt2 = tf.tensor2d(hostY, [B, 10]);
+    const opt = tf.train.adam(1e-3);
+    const lossT = () => {
+      const h = tf.relu(tf.add(tf.matMul(xt2, vars[0]), vars[1]));
+      const lg = tf.add(tf.matMul(h, vars[2]), vars[3]);
+      return tf.neg(tf.mean(tf.sum(tf.mul(yt2, tf.logSoftmax(lg)), 1)));
+    };
+    const stepT = async () => { const l = opt.minimize(lossT, true, vars); const v = (await l.data())[0]; l.dispose(); return v; };
+    let lastA = 0, lastT = 0;
+    const r = await pair(async () => { lastA = await stepA(); }, async () => { lastT = await stepT(); });
+    const tcheck = Math.abs(lastA - lastT) / Math.max(1, Math.abs(lastT)); // the same number of steps on each side
+    row('g', 'training step: MLP 784-128-10, batch 64, Adam (+ loss readback)', r,
+      { check: tcheck, note: `affon: one compiled step (forward, p.grad, p.adam); TF.js: tf.train.adam().minimize; losses after the same steps: ${lastA.toFixed(5)} vs ${lastT.toFixed(5)}` });
+    const before = metric('compute.storage', 'live_bytes', 'bench');
+    telemetry.resetPeak();
+    await stepA();
+    const peakA = metric('compute.storage', 'peak_bytes', 'bench');
+    const tBefore = tf.memory().numBytes;
+    const prof = await tf.profile(stepT);
+    memory.push({ id: 'g', what: 'training step: peak device bytes (absolute: weights, optimizer slots and batch included)',
+      affon: `${peakA} B (+${peakA - before})`, tfjs: `${prof.peakBytes} B (+${prof.peakBytes - tBefore})`,
+      note: 'affon: compute.storage/peak_bytes (session) after resetPeak; TF.js: tf.profile().peakBytes; ratio affon/TF.js '
+        + `${(peakA / prof.peakBytes).toFixed(2)}`,
+      affonValue: peakA, tfjsValue: prof.peakBytes, affonBefore: before, tfjsBefore: tBefore });
+    step.dispose(); state.dispose(); xa2.dispose(); ya2.dispose();
+    vars.forEach((v) => v.dispose()); xt2.dispose(); yt2.dispose(); opt.dispose();
+  }
   session.dispose();
 
   // --- results --------------------------------------------------------------------------------

@@ -1,0 +1,54 @@
+// A convnet trained inside one compiled step: conv2d → relu → maxPool → conv2d → relu → maxPool →
+// dense on 28×28 images of three shapes drawn here (hollow squares, discs, crosses). The
+// convolution and pooling gradients have kernels of their own; Adam's slots are states.
+import init, { Session, Program, telemetry } from '../../pkg/affon.js';
+import { example, print } from './page.js';
+import { shapes, convnetStep, convnetInit, accuracy } from './training.js';
+
+example(async () => {
+  await init();
+  const session = await Session.create({ label: 'train-convnet' });
+  const step = session.compile(convnetStep(Program));
+  const init0 = convnetInit(session);
+  const state = step.createState(init0);
+  for (const t of Object.values(init0)) t.dispose();
+  const batch = 32, nBatches = 20;
+  const data = shapes(batch * nBatches, 11);
+  const batches = [];
+  for (let b = 0; b < nBatches; b++) {
+    batches.push({
+      x: session.tensor(data.x.subarray(b * batch * 784, (b + 1) * batch * 784), [batch, 28, 28, 1]),
+      y: session.tensor(data.y.subarray(b * batch * 3, (b + 1) * batch * 3), [batch, 3]),
+    });
+  }
+  print('training state:', state.byteLength, 'bytes');
+  const steps = 200;
+  const losses = [];
+  const liveAfter = [];
+  const d = await telemetry.watch(async (i) => {
+    const out = step.run(batches[i % nBatches], state);
+    if (i % 25 === 0) losses.push(Number(await out.loss.item()));
+    out.loss.dispose();
+    out.logits.dispose();
+    liveAfter.push(session.memory().numBytes);
+  }, { warmup: 1, iterations: steps - 1, session });
+  losses.forEach((l, k) => print(`step ${k * 25}: loss ${l.toFixed(4)}`));
+
+  const test = shapes(300, 99);
+  const names = ['k1', 'c1', 'k2', 'c2', 'w', 'b'];
+  const trained = Object.fromEntries(names.map((n) => [n, state.get(n)]));
+  const evalState = step.createState(trained);
+  const tx = session.tensor(test.x, [300, 28, 28, 1]);
+  const ty = session.tensor(test.y, [300, 3]);
+  const out = step.run({ x: tx, y: ty }, evalState);
+  const acc = await accuracy(out.logits, test.labels);
+  print(`held-out accuracy: ${(acc * 100).toFixed(1)} %`);
+  print('watch:', d.verdict, '—', d.summary);
+  const flat = liveAfter.every((b) => b === liveAfter[0]);
+  for (const t of [out.logits, out.loss, tx, ty, ...Object.values(trained)]) t.dispose();
+  for (const b of batches) { b.x.dispose(); b.y.dispose(); }
+  evalState.dispose(); state.dispose(); step.dispose();
+  const bytesAtEnd = session.memory().numBytes;
+  session.dispose();
+  return { accuracy: acc, verdict: d.verdict, flat, firstLoss: losses[0], lastLoss: losses.at(-1), bytesAtEnd };
+});
