@@ -2,6 +2,7 @@
 //! Compiled only for wasm32.
 
 mod args;
+mod executable;
 mod program;
 mod registry;
 mod session;
@@ -10,7 +11,8 @@ mod tensor;
 mod train;
 mod types;
 
-pub use program::{JsExecutable, JsExecutionState, JsNode, JsProgram};
+pub use executable::{JsExecutable, JsExecutionState};
+pub use program::{JsNode, JsProgram};
 pub use session::JsSession;
 pub use telemetry::JsTelemetry;
 pub use tensor::JsTensor;

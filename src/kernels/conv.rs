@@ -86,12 +86,30 @@ pub(crate) fn conv2d_with(
     params[5] = oc as u32;
     let threads = out.len() / oc as u64 * oc.div_ceil(4) as u64;
     params.insert(0, threads as u32);
+    let inputs = [(x.buffer, x.len()), (f.buffer, f.len())];
+    let kernel = ("conv2d", CONV2D);
+    record_window(ctx, enc, kernel, params, &inputs, out, threads, epi)
+}
+
+/// Records a windowed kernel that stores through `store`: its parameters and inputs, then those of
+/// the fused epilogue `epi` (if any), over `threads` threads.
+#[allow(clippy::too_many_arguments)]
+fn record_window(
+    ctx: &Ctx,
+    enc: &mut wgpu::CommandEncoder,
+    (kernel, source): (&'static str, &'static str),
+    mut params: Vec<u32>,
+    inputs: &[(&wgpu::Buffer, u64)],
+    out: Operand,
+    threads: u64,
+    epi: Option<&Epilogue>,
+) -> Result<()> {
     let (prelude, key, extra, extra_inputs) = producer_parts(epi, "f32", params.len());
     params.extend(extra);
     let p = ctx
         .cache
-        .pipeline(ctx.device, "conv2d", &key, || format!("{prelude}{CONV2D}"));
-    let mut inputs = vec![(x.buffer, x.len()), (f.buffer, f.len())];
+        .pipeline(ctx.device, kernel, &key, || format!("{prelude}{source}"));
+    let mut inputs = inputs.to_vec();
     inputs.extend(extra_inputs);
     let groups = grid(threads.div_ceil(WORKGROUP as u64));
     dispatch(ctx, enc, &p, (out.buffer, out.len()), &params, &inputs, groups);
@@ -124,23 +142,8 @@ pub(crate) fn depthwise_with(
     params[5] = f.shape[3] as u32;
     let len = out.len();
     params.insert(0, len as u32);
-    let (prelude, key, extra, extra_inputs) = producer_parts(epi, "f32", params.len());
-    params.extend(extra);
-    let p = ctx
-        .cache
-        .pipeline(ctx.device, "depthwise", &key, || format!("{prelude}{DEPTHWISE}"));
-    let mut inputs = vec![(x.buffer, x.len()), (f.buffer, f.len())];
-    inputs.extend(extra_inputs);
-    dispatch(
-        ctx,
-        enc,
-        &p,
-        (out.buffer, len),
-        &params,
-        &inputs,
-        grid(len.div_ceil(WORKGROUP as u64)),
-    );
-    Ok(())
+    let inputs = [(x.buffer, x.len()), (f.buffer, f.len())];
+    record_window(ctx, enc, ("depthwise", DEPTHWISE), params, &inputs, out, len, epi)
 }
 
 #[allow(clippy::too_many_arguments)] // the op table passes each attribute

@@ -221,112 +221,29 @@ async fn check_conv(
 pub async fn nn_ops_match_f64_reference(s: &Session) {
     let mut rng = Rng::new(0x00C0_DE2D);
     let (one, two) = (Pair::ONE, Pair(2, 2));
-    // conv2d: 'same' with 5 output channels (not a multiple of the kernel's 4), batch 2
-    check_conv(
-        s,
-        &mut rng,
-        &[2, 7, 6, 3],
-        &[3, 3, 3, 5],
-        one,
-        Pad::SAME,
-        one,
-        false,
-    )
-    .await;
-    // 'valid', uneven strides, a 3×2 window
-    check_conv(
-        s,
-        &mut rng,
-        &[1, 9, 8, 4],
-        &[3, 2, 4, 8],
-        Pair(2, 1),
-        Pad::VALID,
-        one,
-        false,
-    )
-    .await;
-    // one image (rank 3), numeric padding, dilation 2
-    check_conv(
-        s,
-        &mut rng,
-        &[7, 7, 2],
-        &[3, 3, 2, 4],
-        one,
-        Pad::Explicit(1),
-        two,
-        false,
-    )
-    .await;
-    // stride 2 'same' on an even input: the extra padding cell goes after
-    check_conv(
-        s,
-        &mut rng,
-        &[1, 8, 8, 3],
-        &[3, 3, 3, 4],
-        two,
-        Pad::SAME,
-        one,
-        false,
-    )
-    .await;
-    // pointwise (1×1): the matmul path, 6 → 7 channels
-    check_conv(
-        s,
-        &mut rng,
-        &[2, 5, 5, 6],
-        &[1, 1, 6, 7],
-        one,
-        Pad::SAME,
-        one,
-        false,
-    )
-    .await;
-    // a 1×1 window with stride 2 is not pointwise
-    check_conv(
-        s,
-        &mut rng,
-        &[1, 5, 5, 3],
-        &[1, 1, 3, 2],
-        two,
-        Pad::VALID,
-        one,
-        false,
-    )
-    .await;
-    // depthwise: multiplier 2 'same'; multiplier 1 stride 2 'valid'; dilation 2
-    check_conv(
-        s,
-        &mut rng,
-        &[2, 6, 7, 3],
-        &[3, 3, 3, 2],
-        one,
-        Pad::SAME,
-        one,
-        true,
-    )
-    .await;
-    check_conv(
-        s,
-        &mut rng,
-        &[1, 9, 9, 4],
-        &[3, 3, 4, 1],
-        two,
-        Pad::VALID,
-        one,
-        true,
-    )
-    .await;
-    check_conv(
-        s,
-        &mut rng,
-        &[1, 8, 8, 2],
-        &[3, 3, 2, 1],
-        one,
-        Pad::SAME,
-        two,
-        true,
-    )
-    .await;
+    // (input, filter, strides, pad, dilations, depthwise) — what each case adds is its comment
+    type ConvCase = (&'static [usize], &'static [usize], Pair, Pad, Pair, bool);
+    let cases: [ConvCase; 9] = [
+        // 'same' with 5 output channels (not a multiple of the kernel's 4), batch 2
+        (&[2, 7, 6, 3], &[3, 3, 3, 5], one, Pad::SAME, one, false),
+        // 'valid', uneven strides, a 3×2 window
+        (&[1, 9, 8, 4], &[3, 2, 4, 8], Pair(2, 1), Pad::VALID, one, false),
+        // one image (rank 3), numeric padding, dilation 2
+        (&[7, 7, 2], &[3, 3, 2, 4], one, Pad::Explicit(1), two, false),
+        // stride 2 'same' on an even input: the extra padding cell goes after
+        (&[1, 8, 8, 3], &[3, 3, 3, 4], two, Pad::SAME, one, false),
+        // pointwise (1×1): the matmul path, 6 → 7 channels
+        (&[2, 5, 5, 6], &[1, 1, 6, 7], one, Pad::SAME, one, false),
+        // a 1×1 window with stride 2 is not pointwise
+        (&[1, 5, 5, 3], &[1, 1, 3, 2], two, Pad::VALID, one, false),
+        // depthwise: multiplier 2 'same'; multiplier 1 stride 2 'valid'; dilation 2
+        (&[2, 6, 7, 3], &[3, 3, 3, 2], one, Pad::SAME, one, true),
+        (&[1, 9, 9, 4], &[3, 3, 4, 1], two, Pad::VALID, one, true),
+        (&[1, 8, 8, 2], &[3, 3, 2, 1], one, Pad::SAME, two, true),
+    ];
+    for (x, f, st, pad, d, depthwise) in cases {
+        check_conv(s, &mut rng, x, f, st, pad, d, depthwise).await;
+    }
 
     // pools: 'valid' 2×2/2, 'same' 3×3/1 (padding never counts), rank 3
     let x = random(&mut rng, &[2, 6, 7, 3]);
