@@ -216,12 +216,12 @@ loop: { const out = step.run({ x, y }, state); out.loss.dispose(); out.logits.di
       id: 'train-state-recreated',
       title: 'training: optimizer state recreated every epoch (leaks)',
       expect: 'ownership-leak',
-      pattern: 'every 5 steps (an "epoch") a new ExecutionState — parameters and Adam slots — is created and the old one is never disposed (the TF.js seed: optimizers and models recreated)',
-      code: `loop(i): if (i % 5 === 0) state = step.createState(init);  // old state never disposed
+      pattern: 'every 2 steps (a short "epoch") a new ExecutionState — parameters and Adam slots — is created and the old one is never disposed (the TF.js seed: optimizers and models recreated)',
+      code: `loop(i): if (i % 2 === 0) state = step.createState(init);  // old state never disposed
          const out = step.run({ x, y }, state); out.loss.dispose(); out.logits.dispose();`,
       setup(session) { return trainingSetup(session); },
       iterate(ctx, i) {
-        if (i % 5 === 0 || !ctx.state) { ctx.state = trainingState(ctx); ctx.kept.push(ctx.state); }
+        if (i % 2 === 0 || !ctx.state) { ctx.state = trainingState(ctx); ctx.kept.push(ctx.state); }
         const out = ctx.exe.run({ x: ctx.x, y: ctx.y }, ctx.state);
         out.loss.dispose(); out.logits.dispose();
       },

@@ -325,18 +325,32 @@ test('export trace: records in the page and downloads Chrome Trace Event JSON', 
   assert.deepEqual(errors, []);
 });
 
+/** Waits for `predicate` in the page; on timeout, fails with what the panel and the loop show. */
+async function untilOrExplain(page, predicate, timeout = 240_000) {
+  try {
+    await page.waitForFunction(predicate, null, { timeout });
+  } catch (e) {
+    const shown = await page.evaluate(() => {
+      const d = window.affonDemo.panel.diagnosis;
+      const r = window.affonDemo.runner;
+      return JSON.stringify({ iterations: r.iterations, rate: r.actualRate, verdict: d?.verdict, summary: d?.summary, grown: d?.grownOrigins });
+    });
+    throw new Error(`${e.message}; the panel shows ${shown}`);
+  }
+}
+
 test('training workloads: the compiled step is steady; a recreated optimizer state and a kept loss history leak, named', async () => {
   const { page, errors } = await demo();
   await run(page, 'train-step', 10); // a training step takes ~0.1 s on SwiftShader
-  await verdict(page, 'steady', 120_000);
+  await verdict(page, 'steady', 240_000);
   await page.screenshot({ path: 'test-output/panel-train-step.png', fullPage: true });
   await stop(page);
   await run(page, 'train-loss-history', 10); // a training step takes ~0.1 s on SwiftShader
-  await page.waitForFunction(() => window.affonDemo.panel.diagnosis?.grownOrigins?.[0] === "program 'spirals_step' output 'loss'", null, { timeout: 120_000 });
+  await untilOrExplain(page, () => window.affonDemo.panel.diagnosis?.grownOrigins?.[0] === "program 'spirals_step' output 'loss'");
   assert.equal(await page.locator('#memory-panel .ap-verdict').getAttribute('data-verdict'), 'ownership-leak');
   await stop(page);
   await run(page, 'train-state-recreated', 10); // a training step takes ~0.1 s on SwiftShader
-  await page.waitForFunction(() => (window.affonDemo.panel.diagnosis?.grownOrigins ?? []).some((o) => /^state '.*' of program 'spirals_step'$/.test(o)), null, { timeout: 120_000 });
+  await untilOrExplain(page, () => (window.affonDemo.panel.diagnosis?.grownOrigins ?? []).some((o) => /^state '.*' of program 'spirals_step'$/.test(o)));
   assert.equal(await page.locator('#memory-panel .ap-verdict').getAttribute('data-verdict'), 'ownership-leak');
   await stop(page);
   assert.deepEqual(errors, []);
