@@ -342,7 +342,14 @@ async function untilOrExplain(page, predicate, timeout = 240_000) {
 test('training workloads: the compiled step is steady; a recreated optimizer state and a kept loss history leak, named', async () => {
   const { page, errors } = await demo();
   await run(page, 'train-step', 10); // a training step takes ~0.1 s on SwiftShader
-  await verdict(page, 'steady', 240_000);
+  // steady — or process-growth from the JS heap alone (the WebGPU bindings' per-dispatch objects,
+  // README "Training"): never a leak, and live bytes stay flat
+  await untilOrExplain(page, () => ['steady', 'process-growth'].includes(window.affonDemo.panel.diagnosis?.verdict));
+  {
+    const { diagnosis } = await panelData(page);
+    if (diagnosis.verdict !== 'steady') assert.match(diagnosis.summary, /runtime memory/, diagnosis.summary);
+    assert.deepEqual(diagnosis.grownOrigins ?? [], []);
+  }
   await page.screenshot({ path: 'test-output/panel-train-step.png', fullPage: true });
   await stop(page);
   await run(page, 'train-loss-history', 10); // a training step takes ~0.1 s on SwiftShader

@@ -50,5 +50,6 @@ example(async () => {
   evalState.dispose(); state.dispose(); step.dispose();
   const bytesAtEnd = session.memory().numBytes;
   session.dispose();
-  return { accuracy: acc, verdict: d.verdict, flat, firstLoss: losses[0], lastLoss: losses.at(-1), bytesAtEnd };
+  const runtime = (snap) => (snap ?? []).filter((m) => m.scope === 'runtime.memory').map((m) => [m.name, m.value]);
+  return { summary: d.summary, runtimeWarm: runtime(d.snapshots?.warm), runtimeAfter: runtime(d.snapshots?.after), accuracy: acc, verdict: d.verdict, flat, firstLoss: losses[0], lastLoss: losses.at(-1), bytesAtEnd };
 });
