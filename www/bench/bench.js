@@ -440,6 +440,7 @@ async function main() {
     const tcheck = Math.abs(lastA - lastT) / Math.max(1, Math.abs(lastT)); // the same number of steps on each side
     row('g', 'training step: MLP 784-128-10, batch 64, Adam (+ loss readback)', r,
       { check: tcheck, note: `affon: one compiled step (forward, p.grad, p.adam); TF.js: tf.train.adam().minimize; losses after the same steps: ${lastA.toFixed(5)} vs ${lastT.toFixed(5)}` });
+    const plan = step.memoryPlan({ x: [B, 784], y: [B, 10] });
     const before = metric('compute.storage', 'live_bytes', 'bench');
     telemetry.resetPeak();
     await stepA();
@@ -449,7 +450,8 @@ async function main() {
     memory.push({ id: 'g', what: 'training step: peak device bytes (absolute: weights, optimizer slots and batch included)',
       affon: `${peakA} B (+${peakA - before})`, tfjs: `${prof.peakBytes} B (+${prof.peakBytes - tBefore})`,
       note: 'affon: compute.storage/peak_bytes (session) after resetPeak; TF.js: tf.profile().peakBytes; ratio affon/TF.js '
-        + `${(peakA / prof.peakBytes).toFixed(2)}`,
+        + `${(peakA / prof.peakBytes).toFixed(2)}; affon state (parameters + Adam slots) ${state.byteLength} B, `
+        + `memoryPlan peakBytes ${plan.peakBytes} B (= the measured peak above the live bytes: ${peakA - before === plan.peakBytes})`,
       affonValue: peakA, tfjsValue: prof.peakBytes, affonBefore: before, tfjsBefore: tBefore });
     step.dispose(); state.dispose(); xa2.dispose(); ya2.dispose();
     vars.forEach((v) => v.dispose()); xt2.dispose(); yt2.dispose(); opt.dispose();

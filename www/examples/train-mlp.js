@@ -40,6 +40,8 @@ example(async () => {
   const acc = await accuracy(out.logits, test.labels);
   print(`held-out accuracy: ${(acc * 100).toFixed(1)} %`);
   print('watch:', d.verdict, '—', d.summary);
+  const heap = (snap) => (snap ?? []).find((m) => m.scope === 'runtime.memory' && m.name === 'js_heap_used_bytes')?.value ?? 0;
+  print(`JS heap over the window: ${((heap(d.snapshots?.after) - heap(d.snapshots?.warm)) / (steps - 1) / 1024).toFixed(1)} KiB a step (the WebGPU bindings' per-dispatch objects, until a collection)`);
   const flat = liveAfter.every((b) => b === liveAfter[0]);
   for (const t of [out.logits, out.loss, tx, ty, x, y, ...Object.values(trained)]) t.dispose();
   const stateBytes = state.byteLength;
