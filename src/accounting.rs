@@ -65,6 +65,8 @@ pub struct ExecCounters {
     pub executable_cache_evictions: AtomicU64,
     /// Compute pipelines currently cached by live sessions.
     pub pipeline_cache_entries: AtomicU64,
+    /// Bind groups currently cached by live sessions (reused by later dispatches on the same buffers).
+    pub bind_group_cache_entries: AtomicU64,
     /// Pipelines evicted from a full pipeline cache (least recently used first).
     pub pipeline_cache_evictions: AtomicU64,
     /// Bytes written from the host to the device (tensor data, constants, state init).
@@ -77,6 +79,8 @@ pub struct ExecCounters {
     pub syncs: AtomicU64,
     /// Copies the runtime inserted that the user did not ask for (see README).
     pub fixups: AtomicU64,
+    /// Command buffers submitted to the queue (eager ops and runs are batched into few).
+    pub submits: AtomicU64,
     /// `run()` wall time in microseconds: observations, sum, min, max.
     pub run_time_count: AtomicU64,
     /// See `run_time_count`.
@@ -96,12 +100,14 @@ impl ExecCounters {
             executable_cache_entries: AtomicU64::new(0),
             executable_cache_evictions: AtomicU64::new(0),
             pipeline_cache_entries: AtomicU64::new(0),
+            bind_group_cache_entries: AtomicU64::new(0),
             pipeline_cache_evictions: AtomicU64::new(0),
             upload_bytes: AtomicU64::new(0),
             download_bytes: AtomicU64::new(0),
             transfers: AtomicU64::new(0),
             syncs: AtomicU64::new(0),
             fixups: AtomicU64::new(0),
+            submits: AtomicU64::new(0),
             run_time_count: AtomicU64::new(0),
             run_time_sum_us: AtomicU64::new(0),
             run_time_min_us: AtomicU64::new(u64::MAX),
@@ -117,6 +123,8 @@ pub(crate) enum Exec {
     Execution,
     Compile,
     Fixup,
+    /// A command buffer submitted.
+    Submit,
     Sync,
     Upload(u64),
     Download(u64),
@@ -126,6 +134,8 @@ pub(crate) enum Exec {
     CacheEviction,
     /// Pipelines added (+) or removed (−).
     Pipelines(i64),
+    /// Bind groups cached (+) or dropped (−).
+    BindGroups(i64),
     /// A pipeline evicted to make room for another.
     PipelineEviction,
     /// A `run()` that took this many microseconds.
@@ -159,12 +169,14 @@ pub struct LedgerSnapshot {
     pub executable_cache_entries: u64,
     pub executable_cache_evictions: u64,
     pub pipeline_cache_entries: u64,
+    pub bind_group_cache_entries: u64,
     pub pipeline_cache_evictions: u64,
     pub upload_bytes: u64,
     pub download_bytes: u64,
     pub transfers: u64,
     pub syncs: u64,
     pub fixups: u64,
+    pub submits: u64,
     pub run_time_count: u64,
     pub run_time_sum_us: u64,
     /// `u64::MAX` before the first run.
@@ -306,6 +318,7 @@ impl Ledger {
             Exec::Execution => x.executions.fetch_add(1, Relaxed),
             Exec::Compile => x.compiles.fetch_add(1, Relaxed),
             Exec::Fixup => x.fixups.fetch_add(1, Relaxed),
+            Exec::Submit => x.submits.fetch_add(1, Relaxed),
             Exec::Sync => x.syncs.fetch_add(1, Relaxed),
             Exec::Upload(b) => {
                 x.transfers.fetch_add(1, Relaxed);
@@ -318,6 +331,7 @@ impl Ledger {
             Exec::CacheEntries(d) => add_signed(&x.executable_cache_entries, d),
             Exec::CacheEviction => x.executable_cache_evictions.fetch_add(1, Relaxed),
             Exec::Pipelines(d) => add_signed(&x.pipeline_cache_entries, d),
+            Exec::BindGroups(d) => add_signed(&x.bind_group_cache_entries, d),
             Exec::PipelineEviction => x.pipeline_cache_evictions.fetch_add(1, Relaxed),
             Exec::RunTime(us) => {
                 x.run_time_sum_us.fetch_add(us, Relaxed);
@@ -360,12 +374,14 @@ impl Ledger {
             executable_cache_entries: self.exec.executable_cache_entries.load(Relaxed),
             executable_cache_evictions: self.exec.executable_cache_evictions.load(Relaxed),
             pipeline_cache_entries: self.exec.pipeline_cache_entries.load(Relaxed),
+            bind_group_cache_entries: self.exec.bind_group_cache_entries.load(Relaxed),
             pipeline_cache_evictions: self.exec.pipeline_cache_evictions.load(Relaxed),
             upload_bytes: self.exec.upload_bytes.load(Relaxed),
             download_bytes: self.exec.download_bytes.load(Relaxed),
             transfers: self.exec.transfers.load(Relaxed),
             syncs: self.exec.syncs.load(Relaxed),
             fixups: self.exec.fixups.load(Relaxed),
+            submits: self.exec.submits.load(Relaxed),
             run_time_count: self.exec.run_time_count.load(Relaxed),
             run_time_sum_us: self.exec.run_time_sum_us.load(Relaxed),
             run_time_min_us: self.exec.run_time_min_us.load(Relaxed),

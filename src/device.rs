@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::commands::{Commands, Graveyard, Pending};
 use crate::error::{Error, Result};
 use crate::pool::Storage;
 
@@ -39,6 +40,8 @@ pub struct Gpu {
     pub identity: AdapterIdentity,
     lost: Arc<AtomicBool>,
     last_error: Arc<Mutex<Option<String>>>,
+    /// Commands of completed calls not yet submitted (see `commands.rs`).
+    pub(crate) pending: Pending,
 }
 
 impl Gpu {
@@ -98,6 +101,7 @@ impl Gpu {
             identity,
             lost,
             last_error,
+            pending: Pending::new(),
         })
     }
 
@@ -149,9 +153,11 @@ impl Gpu {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let mut enc = self.device.create_command_encoder(&Default::default());
-        enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
-        self.queue.submit([enc.finish()]);
+        // The copy joins the pending batch: one submission runs the batch and the copy.
+        let mut c = Commands::default();
+        c.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
+        self.pending.append(c);
+        self.flush();
         let (tx, rx) = futures_channel::oneshot::channel();
         staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
             let _ = tx.send(r);
@@ -180,9 +186,23 @@ impl Gpu {
         Ok(words)
     }
 
-    /// Waits until all queued work has completed.
+    /// Submits the pending batch, if any; true when something was submitted.
+    pub(crate) fn flush(&self) -> bool {
+        self.pending.submit(&self.device, &self.queue)
+    }
+
+    /// Writes `data` at the start of `buffer`, after the pending batch (a queue write runs
+    /// before any later submission, so pending commands that read the buffer go first).
+    pub(crate) fn write_buffer(&self, buffer: &wgpu::Buffer, data: &[u8]) -> bool {
+        let submitted = self.flush();
+        self.queue.write_buffer(buffer, 0, data);
+        submitted
+    }
+
+    /// Waits until all queued work (the pending batch included) has completed.
     pub async fn sync(&self) -> Result<()> {
         self.check()?;
+        self.flush();
         let (tx, rx) = futures_channel::oneshot::channel();
         self.queue.on_submitted_work_done(move || {
             let _ = tx.send(());
@@ -197,6 +217,7 @@ impl Gpu {
 pub struct DeviceStorage {
     device: wgpu::Device,
     max_buffer_size: u64,
+    graveyard: Graveyard,
 }
 
 impl DeviceStorage {
@@ -208,6 +229,7 @@ impl DeviceStorage {
                 .identity
                 .max_buffer_size
                 .min(gpu.identity.max_storage_buffer_binding_size),
+            graveyard: gpu.pending.graveyard(),
         }
     }
 }
@@ -228,7 +250,7 @@ impl Storage for DeviceStorage {
     }
 
     fn dealloc(&mut self, buffer: wgpu::Buffer) {
-        buffer.destroy();
+        self.graveyard.destroy(buffer);
     }
 
     fn max_buffer_size(&self) -> u64 {

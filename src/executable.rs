@@ -70,10 +70,7 @@ impl Executable {
         for (i, shape, dtype, _, words) in uploads {
             let origin = format!("constant of program '{}'", program.name());
             let t = Tensor::allocate_untracked(session, shape.clone(), dtype, origin)?;
-            session
-                .gpu
-                .queue
-                .write_buffer(t.buffer()?, 0, bytemuck::cast_slice(&words));
+            crate::session::write(session, t.buffer()?, bytemuck::cast_slice(&words));
             session.ledger.count(Exec::Upload(t.byte_length()));
             constants.insert(i, t);
         }
@@ -323,7 +320,7 @@ impl Executable {
         };
         s.admit_rounded(peak, largest)?;
         let ctx = s.ctx();
-        let mut enc = s.gpu.device.create_command_encoder(&Default::default());
+        let mut enc = crate::commands::Commands::default();
         // Storage made by this run, by node: outputs (kept) and intermediates (released at last use).
         let mut made: Vec<Option<Tensor>> = (0..nodes.len()).map(|_| None).collect();
         let output_nodes: Vec<NodeId> = p.outputs().iter().map(|(_, n)| *n).collect();
@@ -447,7 +444,7 @@ impl Executable {
                 fixups += 1;
             }
         }
-        ctx.submit(&s.gpu.queue, enc);
+        crate::session::commit(s, enc);
         for _ in 0..fixups {
             s.ledger.count(Exec::Fixup);
         }

@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 pub mod accounting;
+mod commands;
 pub mod device;
 pub mod dtype;
 pub mod error;

@@ -66,6 +66,9 @@ pub(crate) struct SessionShared {
     /// intermediates back to the pool before it submits (so later nodes reuse them); without this,
     /// another thread could take such a buffer and submit work writing it before the run's reads.
     submission: Mutex<()>,
+    /// A browser task is queued to submit the pending batch.
+    #[cfg(target_arch = "wasm32")]
+    flush_scheduled: AtomicBool,
     pub(crate) scopes: Scopes,
     pub(crate) capture_stacks: bool,
     pub(crate) owners: Arc<OwnerTable>,
@@ -103,14 +106,19 @@ impl SessionShared {
         self.submission.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Submits the pending batch (counted in `compute.execution/submits`).
+    pub(crate) fn flush(&self) {
+        if self.gpu.flush() {
+            self.ledger.count(Exec::Submit);
+        }
+    }
+
     /// What kernels need to record work.
     pub(crate) fn ctx(&self) -> Ctx<'_> {
         Ctx {
             device: &self.gpu.device,
             cache: &self.kernels,
-            ledger: &self.ledger,
             cpu_adapter: self.gpu.identity.device_type == "cpu",
-            recorded: Default::default(),
         }
     }
 
@@ -228,11 +236,38 @@ pub(crate) fn constant_in(
     }
     let _submission = s.submission();
     let t = Tensor::allocate(s, shape.to_vec(), dtype, origin.to_string())?;
-    s.gpu
-        .queue
-        .write_buffer(t.buffer()?, 0, bytemuck::cast_slice(&words));
+    write(s, t.buffer()?, bytemuck::cast_slice(&words));
     s.ledger.count(Exec::Upload(t.byte_length()));
     Ok(t)
+}
+
+/// Appends a completed call's commands to the session's batch (counting its dispatches), and
+/// submits the batch when it is full; in the browser a batch left pending is submitted as soon as
+/// the calling task yields, so the device never idles waiting for a readback.
+pub(crate) fn commit(s: &Shared<SessionShared>, c: crate::commands::Commands) {
+    for _ in 0..c.dispatches() {
+        s.ledger.dispatched();
+    }
+    if s.gpu.pending.append(c) {
+        s.flush();
+    }
+    #[cfg(target_arch = "wasm32")]
+    if !s.gpu.pending.is_empty() && !s.flush_scheduled.swap(true, Ordering::SeqCst) {
+        let weak = Shared::downgrade(s);
+        wasm_bindgen_futures::spawn_local(async move {
+            if let Some(s) = weak.upgrade() {
+                s.flush_scheduled.store(false, Ordering::SeqCst);
+                s.flush();
+            }
+        });
+    }
+}
+
+/// Uploads `data` into `buffer`, after the pending batch (see `Gpu::write_buffer`).
+pub(crate) fn write(s: &SessionShared, buffer: &wgpu::Buffer, data: &[u8]) {
+    if s.gpu.write_buffer(buffer, data) {
+        s.ledger.count(Exec::Submit);
+    }
 }
 
 /// A host vector of `n` elements made by `f`, or `OUT_OF_MEMORY` if the host cannot hold it
@@ -294,6 +329,8 @@ impl Session {
                 disposed: AtomicBool::new(false),
                 drained_after_loss: AtomicBool::new(false),
                 submission: Mutex::new(()),
+                #[cfg(target_arch = "wasm32")]
+                flush_scheduled: AtomicBool::new(false),
                 scopes: Scopes::default(),
                 capture_stacks: options.capture_stacks,
                 owners,
@@ -392,6 +429,7 @@ impl Session {
     /// the device, not the cache. Idempotent.
     pub fn dispose(&self) {
         if !self.shared.disposed.swap(true, Ordering::SeqCst) {
+            self.shared.flush(); // work on tensors that outlive the session still runs
             self.shared.forgotten.release();
             self.shared.pool().drain();
         }
@@ -410,6 +448,7 @@ impl Session {
     pub async fn sync(&self) -> Result<()> {
         self.shared.check_open()?;
         let start = crate::platform::now_ms();
+        self.shared.flush();
         self.shared.gpu.sync().await?;
         self.shared.ledger.count(Exec::Sync);
         if crate::trace::enabled() {
@@ -558,10 +597,7 @@ impl Session {
         }
         let _submission = self.shared.submission();
         let t = Tensor::allocate(&self.shared, shape.to_vec(), dtype, origin.to_string())?;
-        self.shared
-            .gpu
-            .queue
-            .write_buffer(t.buffer()?, 0, bytemuck::cast_slice(words));
+        write(&self.shared, t.buffer()?, bytemuck::cast_slice(words));
         self.shared.ledger.count(Exec::Upload(t.byte_length()));
         Ok(t)
     }
@@ -634,13 +670,13 @@ impl Session {
         let t = Tensor::allocate(&self.shared, shape.to_vec(), dtype, origin.to_string())?;
         let s = &self.shared;
         let ctx = s.ctx();
-        let mut enc = s.gpu.device.create_command_encoder(&Default::default());
+        let mut enc = crate::commands::Commands::default();
         if word == 0 {
             enc.clear_buffer(t.buffer()?, 0, Some(n * 4));
         } else {
             crate::kernels::fill(&ctx, &mut enc, t.buffer()?, n, word);
         }
-        ctx.submit(&s.gpu.queue, enc);
+        crate::session::commit(s, enc);
         Ok(t)
     }
 

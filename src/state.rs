@@ -65,8 +65,7 @@ impl ExecutionState {
         let _submission = s.submission();
         s.admit(&sizes)?;
         let mut slots = Vec::new();
-        let ctx = s.ctx();
-        let mut enc = s.gpu.device.create_command_encoder(&Default::default());
+        let mut enc = crate::commands::Commands::default();
         for (_, name, dtype, shape) in p.states() {
             let src = init.iter().find(|(n, _)| *n == name).map(|(_, t)| *t);
             let origin = format!("state '{name}' of program '{}'", p.name());
@@ -77,7 +76,7 @@ impl ExecutionState {
             }
             slots.push((name.to_string(), slot));
         }
-        ctx.submit(&s.gpu.queue, enc);
+        crate::session::commit(s, enc);
         Ok(ExecutionState {
             session: s.clone(),
             executable: ex.id,
@@ -157,9 +156,9 @@ impl ExecutionState {
             t.dtype(),
             format!("copy of state '{name}'"),
         )?;
-        let mut enc = s.gpu.device.create_command_encoder(&Default::default());
+        let mut enc = crate::commands::Commands::default();
         enc.copy_buffer_to_buffer(t.buffer()?, 0, copy.buffer()?, 0, copy.byte_length());
-        s.gpu.queue.submit([enc.finish()]);
+        crate::session::commit(s, enc);
         Ok(copy)
     }
 

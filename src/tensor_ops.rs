@@ -33,9 +33,9 @@ pub(crate) fn apply(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor]) -> Res
     let out = Tensor::allocate(s, shape, dtype, op.name().to_string())?;
     let operands = args.iter().map(|t| t.operand()).collect::<Result<Vec<_>>>()?;
     let ctx = s.ctx();
-    let mut enc = s.gpu.device.create_command_encoder(&Default::default());
+    let mut enc = crate::commands::Commands::default();
     crate::kernels::record(&ctx, &mut enc, op, &operands, out.operand()?)?;
-    ctx.submit(&s.gpu.queue, enc);
+    crate::session::commit(s, enc);
     let shapes: Vec<&[usize]> = args.iter().map(|t| t.shape()).collect();
     s.scopes.observe(&s.ledger, op.name(), &shapes, &[&out]);
     Ok(out)

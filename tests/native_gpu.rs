@@ -90,3 +90,24 @@ fn optimizers_match_reference() {
 fn training_step_memory_is_planned() {
     block_on(common::train::training_step_memory_is_planned(&session(None)));
 }
+
+#[test]
+fn eager_work_is_batched() {
+    block_on(common::batch::eager_work_is_batched(&session(None)));
+}
+
+#[test]
+fn pending_work_sees_its_inputs() {
+    let strict = Session::new(SessionOptions {
+        pool: PoolOptions {
+            oversize_threshold_bytes: Some(1),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .unwrap();
+    block_on(common::batch::pending_work_sees_its_inputs(
+        &session(None),
+        &strict,
+    ));
+}

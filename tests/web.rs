@@ -257,3 +257,22 @@ async fn optimizers_match_reference() {
 async fn training_step_memory_is_planned() {
     common::train::training_step_memory_is_planned(&session().await).await;
 }
+
+#[wasm_bindgen_test]
+async fn eager_work_is_batched() {
+    common::batch::eager_work_is_batched(&session().await).await;
+}
+
+#[wasm_bindgen_test]
+async fn pending_work_sees_its_inputs() {
+    let strict = Session::create(SessionOptions {
+        pool: affon::PoolOptions {
+            oversize_threshold_bytes: Some(1),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    common::batch::pending_work_sees_its_inputs(&session().await, &strict).await;
+}

@@ -48,7 +48,7 @@ fn geometry(
 
 pub(crate) fn conv2d(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
     s: &Pair,
@@ -61,7 +61,7 @@ pub(crate) fn conv2d(
 /// The convolution, its store running `epi` when an elementwise chain is fused into it.
 pub(crate) fn conv2d_with(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
     (s, pad, d): (&Pair, &Pad, &Pair),
@@ -96,7 +96,7 @@ pub(crate) fn conv2d_with(
 #[allow(clippy::too_many_arguments)]
 fn record_window(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     (kernel, source): (&'static str, &'static str),
     mut params: Vec<u32>,
     inputs: &[(&wgpu::Buffer, u64)],
@@ -118,7 +118,7 @@ fn record_window(
 
 pub(crate) fn depthwise_conv2d(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
     s: &Pair,
@@ -131,7 +131,7 @@ pub(crate) fn depthwise_conv2d(
 /// The depthwise convolution, its store running `epi` when an elementwise chain is fused into it.
 pub(crate) fn depthwise_with(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
     (s, pad, d): (&Pair, &Pad, &Pair),
@@ -149,7 +149,7 @@ pub(crate) fn depthwise_with(
 #[allow(clippy::too_many_arguments)] // the op table passes each attribute
 fn pool(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     max: bool,
     x: Operand,
     out: Operand,
@@ -186,7 +186,7 @@ fn pool(
 
 pub(crate) fn max_pool(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
     size: &Pair,
@@ -198,7 +198,7 @@ pub(crate) fn max_pool(
 
 pub(crate) fn avg_pool(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
     size: &Pair,
@@ -231,7 +231,7 @@ fn grad_geometry(
 #[allow(clippy::too_many_arguments)] // the op table passes each attribute
 pub(crate) fn input_grad(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
     s: &Pair,
@@ -263,7 +263,7 @@ pub(crate) fn input_grad(
 #[allow(clippy::too_many_arguments)] // the op table passes each attribute
 pub(crate) fn filter_grad(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
     s: &Pair,
@@ -297,7 +297,7 @@ pub(crate) fn filter_grad(
 #[allow(clippy::too_many_arguments)] // the op table passes each attribute
 pub(crate) fn pool_grad(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
     &max: &bool,

@@ -42,7 +42,7 @@ pub(super) fn binary_fn(op: BinaryOp, name: &str, word: bool) -> String {
     format!("fn {name}(x: T, y: T) -> {ret} {{ return {value}; }}\n")
 }
 
-pub(super) fn unary(ctx: &Ctx, enc: &mut wgpu::CommandEncoder, op: UnaryOp, a: Operand, out: Operand) {
+pub(super) fn unary(ctx: &Ctx, enc: &mut crate::commands::Commands, op: UnaryOp, a: Operand, out: Operand) {
     let t = wgsl_type(a.dtype);
     let key = format!("{op:?}:{t}");
     let p = ctx.cache.pipeline(ctx.device, "unary", &key, || {
@@ -82,7 +82,7 @@ fn index_fn(name: &str, side: usize, operand: &[usize], out: &[usize]) -> String
 
 pub(super) fn binary(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     op: BinaryOp,
     a: Operand,
     b: Operand,
@@ -144,7 +144,7 @@ fn convert_fn(from: DType, to: DType) -> String {
 
 pub(crate) fn cast(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
     _dtype: &DType,

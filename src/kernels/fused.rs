@@ -106,7 +106,7 @@ fn leaf_strides(leaves: &[Operand], shape: &[usize]) -> Vec<u32> {
 /// Records a fused group writing `out` from `leaves` (in the group's leaf order).
 pub(crate) fn record_fused(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     group: &Group,
     leaves: &[Operand],
     out: Operand,

@@ -15,7 +15,7 @@ const WINDOW: &str = include_str!("../../shaders/window.wgsl");
 #[allow(clippy::too_many_arguments)] // the op table passes each attribute
 pub(crate) fn window(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
     start: &[i64],
@@ -48,7 +48,12 @@ pub(crate) fn window(
 }
 
 /// A copy of `a`'s words (`clone`).
-pub(crate) fn copy(_ctx: &Ctx, enc: &mut wgpu::CommandEncoder, args: &[Operand], out: Operand) -> Result<()> {
+pub(crate) fn copy(
+    _ctx: &Ctx,
+    enc: &mut crate::commands::Commands,
+    args: &[Operand],
+    out: Operand,
+) -> Result<()> {
     enc.copy_buffer_to_buffer(args[0].buffer, 0, out.buffer, 0, out.len() * 4);
     Ok(())
 }
@@ -56,7 +61,7 @@ pub(crate) fn copy(_ctx: &Ctx, enc: &mut wgpu::CommandEncoder, args: &[Operand],
 /// `reshape`: the same words.
 pub(crate) fn reshape(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
     _shape: &[i64],
@@ -67,7 +72,7 @@ pub(crate) fn reshape(
 /// `where`: `out = cond ? a : b`, all three broadcast to `out` (`shaders/select.wgsl`).
 pub(crate) fn select(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
 ) -> Result<()> {
@@ -101,7 +106,7 @@ pub(crate) fn select(
 
 pub(crate) fn transpose(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
     perm: &Option<Vec<i64>>,
@@ -132,7 +137,7 @@ pub(crate) fn transpose(
 /// `gather`: slices of `a` along `axis` at int32 indices (`shaders/gather.wgsl`).
 pub(crate) fn gather(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
     &ax: &i64,

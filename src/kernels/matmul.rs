@@ -20,7 +20,7 @@ const MIN_LARGE_GROUPS: usize = 16;
 
 pub(crate) fn matmul(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
 ) -> Result<()> {
@@ -30,7 +30,7 @@ pub(crate) fn matmul(
 /// The product, its store running `epi` when an elementwise chain is fused into it.
 pub(crate) fn matmul_with(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
     epi: Option<&Epilogue>,

@@ -6,6 +6,7 @@
 //! `array<u32>` of parameters, `@binding(2..)` the inputs. Every dtype is one 32-bit word per element;
 //! kernels `bitcast` to the element type `T` the host prepends (`alias T = f32;`).
 
+mod cache;
 mod conv;
 mod elementwise;
 mod fused;
@@ -13,11 +14,10 @@ mod layout;
 mod matmul;
 mod reduce;
 
-use std::sync::{Arc, Mutex};
+pub(crate) use cache::KernelCache;
+pub use cache::MAX_PIPELINES;
 
-use wgpu::util::DeviceExt;
-
-use crate::accounting::{Exec, Ledger};
+use crate::commands::Commands;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::ops::Op;
@@ -30,7 +30,7 @@ pub(crate) const MAX_GROUPS_PER_DIM: u32 = 65_535;
 /// Records a fused group: an elementwise chain in its own kernel, or in its producer's store.
 pub(crate) fn record_group(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut Commands,
     group: &crate::program::fusion::Group,
     leaves: &[Operand],
     out: Operand,
@@ -65,91 +65,13 @@ pub(crate) fn record_group(
 
 const FILL: &str = include_str!("../../shaders/fill.wgsl");
 
-/// Pipelines a session keeps (least recently used evicted first, counted in
-/// `compute.execution/pipeline_cache_evictions`).
-pub const MAX_PIPELINES: usize = 256;
-
-/// Pipelines created so far, by `(kernel, specialisation)`, bounded by [`MAX_PIPELINES`].
-pub(crate) struct KernelCache {
-    pipelines: Mutex<lru::LruCache<(&'static str, String), wgpu::ComputePipeline>>,
-    ledger: Arc<Ledger>,
-}
-
-impl KernelCache {
-    /// An empty cache reporting to `ledger`.
-    pub(crate) fn new(ledger: Arc<Ledger>) -> KernelCache {
-        let capacity = std::num::NonZeroUsize::new(MAX_PIPELINES).unwrap_or(std::num::NonZeroUsize::MIN);
-        KernelCache {
-            pipelines: Mutex::new(lru::LruCache::new(capacity)),
-            ledger,
-        }
-    }
-
-    /// The pipeline for `kernel` specialised by `key`, compiling `source()` on first use.
-    pub(crate) fn pipeline(
-        &self,
-        device: &wgpu::Device,
-        kernel: &'static str,
-        key: &str,
-        source: impl FnOnce() -> String,
-    ) -> wgpu::ComputePipeline {
-        let mut map = self.pipelines.lock().unwrap_or_else(|p| p.into_inner());
-        let k = (kernel, key.to_string());
-        if let Some(p) = map.get(&k) {
-            return p.clone();
-        }
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(kernel),
-            source: wgpu::ShaderSource::Wgsl(source().into()),
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(kernel),
-            layout: None,
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        match map.push(k, pipeline.clone()) {
-            Some(_) => self.ledger.count(Exec::PipelineEviction),
-            None => self.ledger.count(Exec::Pipelines(1)),
-        }
-        pipeline
-    }
-
-    /// Number of pipelines cached.
-    pub(crate) fn len(&self) -> usize {
-        self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).len()
-    }
-}
-
-impl Drop for KernelCache {
-    fn drop(&mut self) {
-        self.ledger.count(Exec::Pipelines(-(self.len() as i64)));
-    }
-}
-
 /// What recording needs from a session.
 pub(crate) struct Ctx<'a> {
     pub device: &'a wgpu::Device,
     pub cache: &'a KernelCache,
-    pub ledger: &'a Ledger,
     /// The adapter runs on the CPU (lavapipe, SwiftShader): few cores, so occupancy never limits
     /// and the kernels with the most work per thread win.
     pub cpu_adapter: bool,
-    /// Dispatches recorded and not yet submitted: counted in `compute.execution/dispatches` only
-    /// by [`Ctx::submit`], so a call that fails before it submits counts nothing.
-    pub recorded: std::cell::Cell<u64>,
-}
-
-impl Ctx<'_> {
-    /// Submits `enc` and counts the dispatches recorded into it.
-    pub(crate) fn submit(&self, queue: &wgpu::Queue, enc: wgpu::CommandEncoder) {
-        queue.submit([enc.finish()]);
-        for _ in 0..self.recorded.take() {
-            self.ledger.dispatched();
-        }
-    }
 }
 
 /// One tensor operand: its buffer, shape and dtype.
@@ -211,59 +133,28 @@ pub(crate) fn broadcast_strides(shape: &[usize], rank: usize) -> impl Iterator<I
     })
 }
 
-fn binding(buffer: &wgpu::Buffer, words: u64) -> wgpu::BindingResource<'_> {
-    wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-        buffer,
-        offset: 0,
-        size: std::num::NonZeroU64::new(words.max(1) * 4),
-    })
-}
-
-/// Records one dispatch: output, parameters, inputs, workgroups `(x, y, z)`.
+/// Records one dispatch: output, parameters, inputs (each with its element count), workgroups
+/// `(x, y, z)`. Parameter buffers and bind groups come from the session's cache.
 pub(crate) fn dispatch(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut Commands,
     pipeline: &wgpu::ComputePipeline,
     out: (&wgpu::Buffer, u64),
     params: &[u32],
     inputs: &[(&wgpu::Buffer, u64)],
     groups: (u32, u32, u32),
 ) {
-    let params = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("affon params"),
-        contents: bytemuck::cast_slice(params),
-        usage: wgpu::BufferUsages::STORAGE,
-    });
-    let mut entries = vec![
-        wgpu::BindGroupEntry {
-            binding: 0,
-            resource: binding(out.0, out.1),
-        },
-        wgpu::BindGroupEntry {
-            binding: 1,
-            resource: params.as_entire_binding(),
-        },
-    ];
-    for (i, (b, words)) in inputs.iter().enumerate() {
-        entries.push(wgpu::BindGroupEntry {
-            binding: 2 + i as u32,
-            resource: binding(b, *words),
-        });
-    }
-    let bind = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: None,
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &entries,
-    });
-    let mut pass = enc.begin_compute_pass(&Default::default());
-    pass.set_pipeline(pipeline);
-    pass.set_bind_group(0, &bind, &[]);
-    pass.dispatch_workgroups(groups.0, groups.1, groups.2);
-    ctx.recorded.set(ctx.recorded.get() + 1);
+    let params = ctx.cache.params(ctx.device, params);
+    let mut buffers: Vec<(&wgpu::Buffer, u64)> = Vec::with_capacity(2 + inputs.len());
+    buffers.push((out.0, out.1.max(1) * 4));
+    buffers.push((&params, params.size()));
+    buffers.extend(inputs.iter().map(|&(b, words)| (b, words.max(1) * 4)));
+    let bind = ctx.cache.bind_group(ctx.device, pipeline, &buffers);
+    enc.dispatch(pipeline, bind, groups);
 }
 
 /// Records a fill of the first `len` words of `out` with `word`.
-pub(crate) fn fill(ctx: &Ctx, enc: &mut wgpu::CommandEncoder, out: &wgpu::Buffer, len: u64, word: u32) {
+pub(crate) fn fill(ctx: &Ctx, enc: &mut Commands, out: &wgpu::Buffer, len: u64, word: u32) {
     let p = ctx.cache.pipeline(ctx.device, "fill", "", || FILL.to_string());
     let groups = grid(len.div_ceil(WORKGROUP as u64));
     dispatch(ctx, enc, &p, (out, len), &[len as u32, word], &[], groups);
@@ -271,13 +162,7 @@ pub(crate) fn fill(ctx: &Ctx, enc: &mut wgpu::CommandEncoder, out: &wgpu::Buffer
 
 /// Records `op(args) → out`. Shapes and dtypes must already have been checked with
 /// [`crate::ops::infer`]; `out` is the inferred result.
-pub(crate) fn record(
-    ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
-    op: &Op,
-    args: &[Operand],
-    out: Operand,
-) -> Result<()> {
+pub(crate) fn record(ctx: &Ctx, enc: &mut Commands, op: &Op, args: &[Operand], out: Operand) -> Result<()> {
     match op {
         Op::Unary(u) => elementwise::unary(ctx, enc, *u, args[0], out),
         Op::Binary(b) => elementwise::binary(ctx, enc, *b, args[0], args[1], out),
@@ -295,7 +180,7 @@ macro_rules! kernel_dispatch {
         [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
         [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt),)*) => {
         /// Records an op-table op through the kernel its entry names.
-        fn table_kernel(ctx: &Ctx, enc: &mut wgpu::CommandEncoder, op: &Op, args: &[Operand], out: Operand) -> Result<()> {
+        fn table_kernel(ctx: &Ctx, enc: &mut Commands, op: &Op, args: &[Operand], out: Operand) -> Result<()> {
             match op {
                 $(Op::$v { $($f,)* $($o,)* } => $k(ctx, enc, args, out, $($f,)* $($o,)*),)*
                 Op::Unary(_) | Op::Binary(_) | Op::Reduce { .. } => unreachable!("recorded by record"),

@@ -13,7 +13,7 @@ const CUMSUM: &str = include_str!("../../shaders/cumsum.wgsl");
 /// Running sums along `ax` (`shaders/cumsum.wgsl`): one thread per line.
 pub(crate) fn cumsum(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
     &ax: &i64,
@@ -66,7 +66,7 @@ fn identity(op: ReduceOp, d: DType) -> u32 {
 
 pub(super) fn reduce(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     op: ReduceOp,
     axes: &[i64],
     a: Operand,
@@ -122,7 +122,7 @@ pub(super) fn reduce(
 
 pub(crate) fn softmax(
     ctx: &Ctx,
-    enc: &mut wgpu::CommandEncoder,
+    enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
     &ax: &i64,

@@ -216,7 +216,7 @@ pub(crate) fn record(
 }
 
 /// The `(scope, name, kind, unit, value)` rows of one ledger.
-fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, &'static str, u64); 26] {
+fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, &'static str, u64); 28] {
     use MetricKind::{Counter as C, Gauge as G};
     [
         ("compute.storage", "live_bytes", G, "bytes", s.live_bytes),
@@ -293,6 +293,14 @@ fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, 
         ("compute.execution", "transfers", C, "transfers", s.transfers),
         ("compute.execution", "syncs", C, "syncs", s.syncs),
         ("compute.execution", "fixups", C, "copies", s.fixups),
+        ("compute.execution", "submits", C, "command buffers", s.submits),
+        (
+            "compute.execution",
+            "bind_group_cache_entries",
+            G,
+            "bind groups",
+            s.bind_group_cache_entries,
+        ),
     ]
 }
 

@@ -1,6 +1,7 @@
 //! Scenarios written once and run on both GPU targets (lavapipe natively, WebGPU in Chromium).
 #![allow(dead_code)] // each test binary uses a subset
 
+pub mod batch;
 pub mod grad;
 pub mod nn;
 pub mod ops;

@@ -3,7 +3,7 @@
 // convolution and pooling gradients have kernels of their own; Adam's slots are states.
 import init, { Session, Program, telemetry } from '../../pkg/affon.js';
 import { example, print } from './page.js';
-import { shapes, convnetStep, convnetInit, accuracy } from './training.js';
+import { shapes, convnetStep, convnetInit, accuracy, loopFigures, printSettled } from './training.js';
 
 example(async () => {
   await init();
@@ -25,12 +25,16 @@ example(async () => {
   const steps = 200;
   const losses = [];
   const liveAfter = [];
+  const settleAt = steps / 4; // the pool's best fit settles each slot's buffer within a few steps
+  let settled, end;
   const d = await telemetry.watch(async (i) => {
     const out = step.run(batches[i % nBatches], state);
     if (i % 25 === 0) losses.push(Number(await out.loss.item()));
     out.loss.dispose();
     out.logits.dispose();
     liveAfter.push(session.memory().numBytes);
+    if (i === settleAt) settled = loopFigures(telemetry);
+    if (i === steps - 1) end = loopFigures(telemetry); // in the loop: not the diagnosis built after it
   }, { warmup: 1, iterations: steps - 1, session });
   losses.forEach((l, k) => print(`step ${k * 25}: loss ${l.toFixed(4)}`));
 
@@ -44,6 +48,7 @@ example(async () => {
   const acc = await accuracy(out.logits, test.labels);
   print(`held-out accuracy: ${(acc * 100).toFixed(1)} %`);
   print('watch:', d.verdict, '—', d.summary);
+  printSettled(print, settleAt, settled, end, steps);
   const flat = liveAfter.every((b) => b === liveAfter[0]);
   for (const t of [out.logits, out.loss, tx, ty, ...Object.values(trained)]) t.dispose();
   for (const b of batches) { b.x.dispose(); b.y.dispose(); }
@@ -51,5 +56,5 @@ example(async () => {
   const bytesAtEnd = session.memory().numBytes;
   session.dispose();
   const runtime = (snap) => (snap ?? []).filter((m) => m.scope === 'runtime.memory').map((m) => [m.name, m.value]);
-  return { summary: d.summary, runtimeWarm: runtime(d.snapshots?.warm), runtimeAfter: runtime(d.snapshots?.after), accuracy: acc, verdict: d.verdict, flat, firstLoss: losses[0], lastLoss: losses.at(-1), bytesAtEnd };
+  return { summary: d.summary, runtimeWarm: runtime(d.snapshots?.warm), runtimeAfter: runtime(d.snapshots?.after), settled, end, accuracy: acc, verdict: d.verdict, flat, firstLoss: losses[0], lastLoss: losses.at(-1), bytesAtEnd };
 });

@@ -3,7 +3,7 @@
 // slots live in one ExecutionState. telemetry.watch judges the loop from its second step.
 import init, { Session, Program, telemetry } from '../../pkg/affon.js';
 import { example, print } from './page.js';
-import { spirals, mlpStep, mlpInit, accuracy } from './training.js';
+import { spirals, mlpStep, mlpInit, accuracy, loopFigures, printSettled } from './training.js';
 
 example(async () => {
   await init();
@@ -20,12 +20,16 @@ example(async () => {
   const steps = 400;
   const losses = [];
   const liveAfter = [];
+  const settleAt = steps / 4; // the pool's best fit settles each slot's buffer within a few steps
+  let settled, end;
   const d = await telemetry.watch(async (i) => {
     const out = step.run({ x, y }, state);
     if (i % 50 === 0) losses.push(Number(await out.loss.item()));
     out.loss.dispose();
     out.logits.dispose();
     liveAfter.push(session.memory().numBytes);
+    if (i === settleAt) settled = loopFigures(telemetry);
+    if (i === steps - 1) end = loopFigures(telemetry); // in the loop: not the diagnosis built after it
   }, { warmup: 1, iterations: steps - 1, session });
   losses.forEach((l, k) => print(`step ${k * 50}: loss ${l.toFixed(4)}`));
 
@@ -40,8 +44,7 @@ example(async () => {
   const acc = await accuracy(out.logits, test.labels);
   print(`held-out accuracy: ${(acc * 100).toFixed(1)} %`);
   print('watch:', d.verdict, '—', d.summary);
-  const heap = (snap) => (snap ?? []).find((m) => m.scope === 'runtime.memory' && m.name === 'js_heap_used_bytes')?.value ?? 0;
-  print(`JS heap over the window: ${((heap(d.snapshots?.after) - heap(d.snapshots?.warm)) / (steps - 1) / 1024).toFixed(1)} KiB a step (the WebGPU bindings' per-dispatch objects, until a collection)`);
+  printSettled(print, settleAt, settled, end, steps);
   const flat = liveAfter.every((b) => b === liveAfter[0]);
   for (const t of [out.logits, out.loss, tx, ty, x, y, ...Object.values(trained)]) t.dispose();
   const stateBytes = state.byteLength;
@@ -49,5 +52,5 @@ example(async () => {
   const bytesAtEnd = session.memory().numBytes;
   session.dispose();
   const runtime = (snap) => (snap ?? []).filter((m) => m.scope === 'runtime.memory').map((m) => [m.name, m.value]);
-  return { summary: d.summary, runtimeWarm: runtime(d.snapshots?.warm), runtimeAfter: runtime(d.snapshots?.after), accuracy: acc, verdict: d.verdict, flat, firstLoss: losses[0], lastLoss: losses.at(-1), stateBytes, bytesAtEnd };
+  return { summary: d.summary, runtimeWarm: runtime(d.snapshots?.warm), runtimeAfter: runtime(d.snapshots?.after), settled, end, accuracy: acc, verdict: d.verdict, flat, firstLoss: losses[0], lastLoss: losses.at(-1), stateBytes, bytesAtEnd };
 });

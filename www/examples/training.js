@@ -117,3 +117,22 @@ export async function accuracy(logits, labels) {
   labels.forEach((l, i) => { if (predicted[i] === l) hits++; });
   return hits / labels.length;
 }
+
+/** The figures a training loop checks it leaves flat once settled: wasm memory, the JS heap and
+ *  the bind groups affon has cached (a settled step binds only ones it made before). */
+export function loopFigures(telemetry) {
+  const m = telemetry.metrics();
+  const get = (scope, name) => m.find((r) => r.scope === scope && r.name === name && !r.labels)?.value ?? 0;
+  return {
+    wasm: get('runtime.memory', 'wasm_memory_bytes'),
+    heap: get('runtime.memory', 'js_heap_used_bytes'),
+    bindGroups: get('compute.execution', 'bind_group_cache_entries'),
+  };
+}
+
+/** Prints how the figures moved from `settled` (taken after step `at`) to `end`. */
+export function printSettled(print, at, settled, end, steps) {
+  print(`bind groups cached by step ${at}: ${settled.bindGroups}, new after it: ${end.bindGroups - settled.bindGroups}`);
+  print(`wasm memory after step ${at}: ${end.wasm - settled.wasm >= 0 ? '+' : ''}${end.wasm - settled.wasm} B`);
+  print(`JS heap after step ${at}: ${((end.heap - settled.heap) / (steps - at) / 1024).toFixed(2)} KiB a step`);
+}

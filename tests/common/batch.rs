@@ -1,0 +1,76 @@
+//! Batched submission: eager ops and runs are recorded into one pending batch that is submitted
+//! at a readback, a `sync()`, an upload or a threshold, with parameters and bind groups reused.
+//! What a user relies on: results are those of unbatched execution whatever is disposed or
+//! uploaded while work is pending, accounting is exact when each call returns, and a tidy loop of
+//! tiny ops makes few submissions and no new bind group once warm. Both targets.
+
+use affon::{DType, Session};
+
+fn exec(s: &Session) -> (u64, u64, u64) {
+    let st = s.stats();
+    (st.submits, st.dispatches, st.bind_group_cache_entries)
+}
+
+/// 1000 × `square` on `[3]`, each in its own tidy scope, then one readback.
+pub async fn eager_work_is_batched(s: &Session) {
+    let x = s.tensor(&[1.0f32, -2.0, 3.0], &[3]).unwrap();
+    // warm-up: the pipeline, parameter buffer and bind group are made once
+    s.tidy(|| x.square().map(|_| ()).unwrap());
+    s.sync().await.unwrap();
+    let (sub0, disp0, binds0) = exec(s);
+    let live0 = s.stats().live_bytes;
+    for _ in 0..1000 {
+        s.tidy(|| {
+            let y = x.square().unwrap();
+            // accounting is exact when the call returns, before any submission
+            assert_eq!(s.stats().live_bytes, live0 + 12);
+            drop(y);
+        });
+    }
+    let y = x.square().unwrap();
+    assert_eq!(y.read::<f32>().await.unwrap(), vec![1.0, 4.0, 9.0]);
+    let (sub1, disp1, binds1) = exec(s);
+    assert_eq!(disp1 - disp0, 1001, "every dispatch counted");
+    // one submission per 64 dispatches, plus the readback's
+    assert!(
+        sub1 - sub0 <= 1001 / 64 + 2,
+        "{} submissions for 1001 ops",
+        sub1 - sub0
+    );
+    assert_eq!(binds1, binds0, "a warm tidy loop binds only what it bound before");
+}
+
+/// Work pending on a buffer that is then disposed, destroyed, or reused by an upload still sees
+/// the values it was recorded with. `strict` caches nothing (its oversize threshold is 1 byte: every released buffer is
+/// destroyed, while the batch that reads it is still pending).
+pub async fn pending_work_sees_its_inputs(s: &Session, strict: &Session) {
+    for s in [s, strict] {
+        // a disposed input, its buffer reused by an upload before the batch is submitted
+        let x = s.tensor(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+        let y = x.square().unwrap();
+        drop(x);
+        let z = s.tensor(&[7.0f32, 8.0, 9.0], &[3]).unwrap();
+        assert_eq!(y.read::<f32>().await.unwrap(), vec![1.0, 4.0, 9.0]);
+        assert_eq!(z.read::<f32>().await.unwrap(), vec![7.0, 8.0, 9.0]);
+        // a chain whose intermediates are disposed (destroyed when nothing is cached) as it goes
+        let before = s.stats().device_buffers;
+        let a = s.fill(&[1024], 1.5, DType::Float32).unwrap();
+        let mut v = a.mul(&a).unwrap();
+        drop(a);
+        for _ in 0..5 {
+            v = v.add(&v).unwrap(); // the old v is released at once: its buffer is not kept
+        }
+        if std::ptr::eq(s, strict) {
+            assert_eq!(
+                s.stats().device_buffers,
+                before + 1,
+                "only the last result holds a buffer"
+            );
+        }
+        let got = v.read::<f32>().await.unwrap();
+        assert!(got.iter().all(|&g| g == 2.25 * 32.0), "{:?}", &got[..4]);
+        drop(v);
+    }
+    let strict_stats = strict.stats();
+    assert_eq!(strict_stats.pool_cached_bytes, 0, "strict caches nothing");
+}
