@@ -10,7 +10,9 @@
 //! new work on one).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
+
+use crate::platform::Shared;
 
 /// Dispatches a pending batch may hold before it is submitted without waiting for a readback.
 pub(crate) const BATCH_DISPATCHES: usize = 64;
@@ -96,8 +98,8 @@ impl Commands {
 pub(crate) struct Pending {
     state: Mutex<Batch>,
     /// Commands pending (read without the lock by [`Graveyard`]).
-    queued: Arc<AtomicUsize>,
-    graveyard: Arc<Mutex<Vec<wgpu::Buffer>>>,
+    queued: Shared<AtomicUsize>,
+    graveyard: Shared<Mutex<Vec<wgpu::Buffer>>>,
 }
 
 #[derive(Default)]
@@ -110,8 +112,8 @@ struct Batch {
 /// the pending batch is submitted.
 #[derive(Clone)]
 pub(crate) struct Graveyard {
-    queued: Arc<AtomicUsize>,
-    buffers: Arc<Mutex<Vec<wgpu::Buffer>>>,
+    queued: Shared<AtomicUsize>,
+    buffers: Shared<Mutex<Vec<wgpu::Buffer>>>,
 }
 
 impl Graveyard {
@@ -131,8 +133,8 @@ impl Pending {
     pub(crate) fn new() -> Pending {
         Pending {
             state: Mutex::new(Batch::default()),
-            queued: Arc::new(AtomicUsize::new(0)),
-            graveyard: Arc::new(Mutex::new(Vec::new())),
+            queued: Shared::new(AtomicUsize::new(0)),
+            graveyard: Shared::new(Mutex::new(Vec::new())),
         }
     }
 
