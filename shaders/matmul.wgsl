@@ -1,7 +1,8 @@
 // Batched, tiled matrix product: out[b] = a[b] (M×K) · b[b] (K×N). Each workgroup of 16×16 threads
 // computes a 64×64 output tile; each thread a 4×4 block held in registers, so every value loaded
 // into workgroup memory is used 4 times per thread (64 multiply-adds per 16 loads per k-step).
-// The host prepends `alias T = f32|i32|u32;` and `fn store(i: u32, v: T)` (a plain write, or a fused
+// The host prepends `alias T = f32|i32|u32;`, `const TRANS_A: bool` and `TRANS_B` (an operand stored
+// with its last two axes swapped: A as K×M, B as N×K, read in place) and `fn store(i: u32, v: T)` (a plain write, or a fused
 // epilogue: `kernels/fused.rs`).
 // params: [M, K, N, batch_rank, group offsets x, y, z, out_batch_dims[r], a_batch_strides[r], b_batch_strides[r]]
 // (strides in elements; 0 where a side broadcasts). Workgroups: (ceil(N/64), ceil(M/64), batch).
@@ -54,7 +55,7 @@ fn main(@builtin(workgroup_id) wid0: vec3<u32>, @builtin(local_invocation_id) li
             let gr = row_base + r;
             let gk = t + c;
             if (gr < m && gk < kk) {
-                ta[r][c] = bitcast<T>(a[a_off + gr * kk + gk]);
+                ta[r][c] = bitcast<T>(a[a_off + select(gr * kk + gk, gk * m + gr, TRANS_A)]);
             } else {
                 ta[r][c] = T(0);
             }
@@ -64,7 +65,7 @@ fn main(@builtin(workgroup_id) wid0: vec3<u32>, @builtin(local_invocation_id) li
             let bk = t + kr;
             let gc = col_base + cc;
             if (bk < kk && gc < n) {
-                tb[kr][cc] = bitcast<T>(b[b_off + bk * n + gc]);
+                tb[kr][cc] = bitcast<T>(b[b_off + select(bk * n + gc, gc * kk + bk, TRANS_B)]);
             } else {
                 tb[kr][cc] = T(0);
             }

@@ -41,12 +41,12 @@ fn main(@builtin(workgroup_id) wid0: vec3<u32>, @builtin(local_invocation_id) li
         let ak = t * TILE + lid.x;
         let bk = t * TILE + lid.y;
         if (row < m && ak < kk) {
-            ta[lid.y][lid.x] = bitcast<T>(a[a_off + row * kk + ak]);
+            ta[lid.y][lid.x] = bitcast<T>(a[a_off + select(row * kk + ak, ak * m + row, TRANS_A)]);
         } else {
             ta[lid.y][lid.x] = T(0);
         }
         if (bk < kk && col < n) {
-            tb[lid.y][lid.x] = bitcast<T>(b[b_off + bk * n + col]);
+            tb[lid.y][lid.x] = bitcast<T>(b[b_off + select(bk * n + col, col * kk + bk, TRANS_B)]);
         } else {
             tb[lid.y][lid.x] = T(0);
         }

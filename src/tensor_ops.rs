@@ -269,7 +269,14 @@ impl Tensor {
 
     /// Matrix product over the last two dims; leading dims broadcast.
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
-        apply(&self.core.session, &Op::MatMul {}, &[self, other])
+        apply(
+            &self.core.session,
+            &Op::MatMul {
+                transpose_a: false,
+                transpose_b: false,
+            },
+            &[self, other],
+        )
     }
 
     /// Applies any op (the JS layer's single entry point).

@@ -308,7 +308,13 @@ impl JsProgram {
         let ta = args::bool_or("matmul: transposeA", &transpose_a, false)?;
         let tb = args::bool_or("matmul: transposeB", &transpose_b, false)?;
         if !ta && !tb {
-            return self.push_op(Op::MatMul {}, &[("a", &a), ("b", &b)]);
+            return self.push_op(
+                Op::MatMul {
+                    transpose_a: false,
+                    transpose_b: false,
+                },
+                &[("a", &a), ("b", &b)],
+            );
         }
         let (a, b) = (
             self.arg("matmul: argument 'a'", &a)?,

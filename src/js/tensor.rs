@@ -282,7 +282,13 @@ impl JsTensor {
         let ta = args::bool_or("matmul: transposeA", &transpose_a, false)?;
         let tb = args::bool_or("matmul: transposeB", &transpose_b, false)?;
         if !ta && !tb {
-            return self.op(Op::MatMul {}, &[("other", &other)]);
+            return self.op(
+                Op::MatMul {
+                    transpose_a: false,
+                    transpose_b: false,
+                },
+                &[("other", &other)],
+            );
         }
         let b = args::tensor("matmul: argument 'other'", &other)?;
         t.matmul_t(&b, ta, tb).map(JsTensor::new).map_err(to_js)

@@ -80,7 +80,7 @@ pub(crate) fn conv2d_with(
             shape: &o_shape,
             ..out
         };
-        return matmul_with(ctx, enc, &[a, b], o, epi);
+        return matmul_with(ctx, enc, &[a, b], o, (false, false), epi);
     }
     let mut params = geometry("conv2d", &x, &out, (fh, fw), s, pad, d)?;
     params[5] = oc as u32;

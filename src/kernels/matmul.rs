@@ -1,6 +1,7 @@
 //! Batched, tiled matmul: `shaders/matmul.wgsl` (64×64 output tiles, 4×4 outputs per thread) for
 //! large outputs, `shaders/matmul_small.wgsl` (16×16 tiles, one output per thread) when the large
 //! tiling would leave too few workgroups to fill the device (fewer than [`MIN_LARGE_GROUPS`]).
+//! Either operand may be read transposed (its last two axes swapped) in place.
 
 use crate::error::Result;
 
@@ -23,8 +24,10 @@ pub(crate) fn matmul(
     enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
+    transpose_a: &bool,
+    transpose_b: &bool,
 ) -> Result<()> {
-    matmul_with(ctx, enc, args, out, None)
+    matmul_with(ctx, enc, args, out, (*transpose_a, *transpose_b), None)
 }
 
 /// The product, its store running `epi` when an elementwise chain is fused into it.
@@ -33,11 +36,13 @@ pub(crate) fn matmul_with(
     enc: &mut crate::commands::Commands,
     args: &[Operand],
     out: Operand,
+    (ta, tb): (bool, bool),
     epi: Option<&Epilogue>,
 ) -> Result<()> {
     let (a, b) = (args[0], args[1]);
-    let (ra, rb, ro) = (a.shape.len(), b.shape.len(), out.shape.len());
-    let (m, k, n) = (a.shape[ra - 2], a.shape[ra - 1], b.shape[rb - 1]);
+    let (ra, ro) = (a.shape.len(), out.shape.len());
+    let k = a.shape[ra - if ta { 2 } else { 1 }];
+    let (m, n) = (out.shape[ro - 2], out.shape[ro - 1]);
     let batch_dims = &out.shape[..ro - 2];
     let batch: usize = batch_dims.iter().product();
     let br = batch_dims.len();
@@ -67,9 +72,11 @@ pub(crate) fn matmul_with(
     };
     let (prelude, key, extra, extra_inputs) = producer_parts(epi, t, params.len());
     params.extend(extra);
+    let key = format!("{key}|{ta}{tb}");
+    let consts = format!("const TRANS_A: bool = {ta};\nconst TRANS_B: bool = {tb};\n");
     let p = ctx
         .cache
-        .pipeline(ctx.device, kernel, &key, || format!("{prelude}{source}"));
+        .pipeline(ctx.device, kernel, &key, || format!("{prelude}{consts}{source}"));
     let mut inputs = vec![(a.buffer, a.len()), (b.buffer, b.len())];
     inputs.extend(extra_inputs);
     let groups = [n.div_ceil(tile), m.div_ceil(tile), batch.max(1)];

@@ -48,7 +48,10 @@ pub(crate) fn record_group(
     };
     let inputs = &leaves[..arity];
     match op {
-        Op::MatMul {} => matmul::matmul_with(ctx, enc, inputs, out, Some(&epi)),
+        Op::MatMul {
+            transpose_a,
+            transpose_b,
+        } => matmul::matmul_with(ctx, enc, inputs, out, (*transpose_a, *transpose_b), Some(&epi)),
         Op::Conv2d {
             strides,
             pad,

@@ -318,24 +318,14 @@ fn check_affine<G: Graph>(g: &G, what: &str, s: &Dims, d: DType, params: &[(&str
     Ok(())
 }
 
-/// `matmul(b, transposeA, transposeB)`: the last two axes of an operand swapped first.
+/// `matmul(b, transposeA, transposeB)`: an operand's last two axes read swapped (one kernel).
 pub(crate) fn matmul_t<G: Graph>(g: &mut G, a: &G::V, b: &G::V, ta: bool, tb: bool) -> Result<G::V> {
-    let swap = |g: &mut G, v: &G::V, name: &str| -> Result<Option<G::V>> {
-        let (s, _) = g.meta(v)?;
-        if s.len() < 2 {
-            return Err(Error::ShapeMismatch(format!(
-                "matmul: {name} needs rank ≥ 2 to transpose"
-            )));
-        }
-        let mut perm: Vec<i64> = (0..s.len() as i64).collect();
-        perm.swap(s.len() - 2, s.len() - 1);
-        g.op(Op::Transpose { perm: Some(perm) }, &[v]).map(Some)
-    };
-    let at = if ta { swap(g, a, "a")? } else { None };
-    let bt = if tb { swap(g, b, "b")? } else { None };
     g.op(
-        Op::MatMul {},
-        &[at.as_ref().unwrap_or(a), bt.as_ref().unwrap_or(b)],
+        Op::MatMul {
+            transpose_a: ta,
+            transpose_b: tb,
+        },
+        &[a, b],
     )
 }
 

@@ -300,15 +300,27 @@ mod tests {
             "INVALID_ARGUMENT"
         );
         assert_eq!(
-            infer(&Op::MatMul {}, &[(k(&[5, 2, 3]), f), (k(&[3, 4]), f)])
-                .unwrap()
-                .0,
+            infer(
+                &Op::MatMul {
+                    transpose_a: false,
+                    transpose_b: false
+                },
+                &[(k(&[5, 2, 3]), f), (k(&[3, 4]), f)]
+            )
+            .unwrap()
+            .0,
             k(&[5, 2, 4])
         );
         assert_eq!(
-            infer(&Op::MatMul {}, &[(k(&[2, 3]), f), (k(&[2, 4]), f)])
-                .unwrap_err()
-                .code(),
+            infer(
+                &Op::MatMul {
+                    transpose_a: false,
+                    transpose_b: false
+                },
+                &[(k(&[2, 3]), f), (k(&[2, 4]), f)]
+            )
+            .unwrap_err()
+            .code(),
             "SHAPE_MISMATCH"
         );
         let r = Op::Reshape { shape: vec![-1, 6] };

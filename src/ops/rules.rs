@@ -70,7 +70,7 @@ pub(super) fn gather(args: Args, a: &i64) -> Out {
     Ok((out, *d))
 }
 
-pub(super) fn matmul(args: Args) -> Out {
+pub(super) fn matmul(args: Args, ta: &bool, tb: &bool) -> Out {
     let ((s, d), (t, e)) = (&args[0], &args[1]);
     numeric("matmul", *d)?;
     if d != e {
@@ -85,8 +85,14 @@ pub(super) fn matmul(args: Args) -> Out {
             show(t)
         )));
     }
-    let (m, k1) = (s[s.len() - 2], s[s.len() - 1]);
-    let (k2, n) = (t[t.len() - 2], t[t.len() - 1]);
+    let (mut m, mut k1) = (s[s.len() - 2], s[s.len() - 1]);
+    let (mut k2, mut n) = (t[t.len() - 2], t[t.len() - 1]);
+    if *ta {
+        std::mem::swap(&mut m, &mut k1);
+    }
+    if *tb {
+        std::mem::swap(&mut k2, &mut n);
+    }
     if let (Some(x), Some(y)) = (k1, k2) {
         if x != y {
             return Err(Error::ShapeMismatch(format!(

@@ -228,9 +228,10 @@ macro_rules! kernel_table {
                  conv::pool_grad, [x, g],
                  [max "max": bool => "boolean", filter_size "filterSize": $crate::ops::Pair => "Pair",
                   strides "strides": $crate::ops::Pair => "Pair", pad "pad": $crate::ops::Pad => "Padding"], [], ()),
-                (matmul, MatMul, "matmul", "`[..., M, K] × [..., K, N] → [..., M, N]`; leading (batch) dims broadcast.",
-                 matmul::matmul, [a, b], [], [],
-             (|v, y, g| v.matmul_grads(a, b, g))),
+                (matmul, MatMul, "matmul", "`[..., M, K] × [..., K, N] → [..., M, N]`; leading (batch) dims broadcast; `transposeA`/`transposeB` read that operand's last two axes swapped (in the kernel: no copy).",
+                 matmul::matmul, [a, b], [],
+                 [transpose_a "transposeA": bool = false => "boolean", transpose_b "transposeB": bool = false => "boolean"],
+             (|v, y, g| v.matmul_grads(a, b, g, *transpose_a, *transpose_b))),
                 (select, Where, "where", "Elements of `a` where the bool `cond` holds, else of `b`; all three broadcast.",
                  layout::select, [a, cond, b], [], [],
              (|v, y, g| Ok(vec![Some(v.mask(g, cond)?), None, Some(v.mask_not(g, cond)?)]))),
@@ -341,7 +342,7 @@ pub(crate) fn binary_helpers(t: &str) -> String {
 /// for the README's op reference: `(jsName, call, what, JSON)`. Their kernels are op-table entries
 /// (`matmul`, `where`) or composites of them (`ops/compose.rs`).
 pub(crate) const IRREGULAR: &[(&str, &str, &str, &str)] = &[
-    ("matmul", "`a.matmul(b, transposeA = false, transposeB = false)`", "Batched product over the last two axes; leading dims broadcast; either side transposed first.", "`matmul` (no transposes: they are `transpose` nodes)"),
+    ("matmul", "`a.matmul(b, transposeA = false, transposeB = false)`", "Batched product over the last two axes; leading dims broadcast; either side transposed first.", "`matmul` (its transposes are attributes read in the kernel)"),
     ("where", "`a.where(cond, b)`", "Elements of `a` where the bool `cond` holds, else of `b` (a Tensor or a number); all three broadcast (TF.js `where(cond, a, b)`; Rust `select`).", "`where`, args `[a, cond, b]`"),
     ("batchNorm", "`x.batchNorm(mean, variance, offset?, scale?, varianceEpsilon = 1e-3)`", "`(x − mean) / √(variance + ε) · scale + offset`, parameters broadcast (per channel in NHWC).", "its primitives"),
     ("split", "`x.split(numOrSizes, axis = 0) → Tensor[]`", "Equal parts, or slices of the given sizes, along `axis`.", "its primitives"),

@@ -170,7 +170,7 @@ fn producer(n: &Node) -> bool {
     matches!(
         n,
         Node::Op {
-            op: Op::MatMul {} | Op::Conv2d { .. } | Op::DepthwiseConv2d { .. },
+            op: Op::MatMul { .. } | Op::Conv2d { .. } | Op::DepthwiseConv2d { .. },
             ..
         }
     )

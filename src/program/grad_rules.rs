@@ -308,10 +308,24 @@ impl Vjp<'_> {
         self.p.op(op, &[x, g])
     }
 
-    /// `matmul`: `g · bᵀ` and `aᵀ · g` (batch dims summed back by `sum_to`).
-    pub(crate) fn matmul_grads(&mut self, a: NodeId, b: NodeId, g: NodeId) -> Result<Vec<Option<NodeId>>> {
-        let ga = self.p.matmul_t(g, b, false, true)?;
-        let gb = self.p.matmul_t(a, g, true, false)?;
+    /// `matmul` of `op(a) · op(b)` (`op` transposes where the flag says): for `a · b`, `g · bᵀ` and
+    /// `aᵀ · g`; the transposed forms follow from `(x·y)ᵀ = yᵀ·xᵀ`. Every product reads its
+    /// transposes in the kernel (no copy); batch dims are summed back by `sum_to`.
+    pub(crate) fn matmul_grads(
+        &mut self,
+        a: NodeId,
+        b: NodeId,
+        g: NodeId,
+        ta: bool,
+        tb: bool,
+    ) -> Result<Vec<Option<NodeId>>> {
+        let mm = |v: &mut Self, x, y, tx, ty| v.p.matmul_t(x, y, tx, ty);
+        let (ga, gb) = match (ta, tb) {
+            (false, false) => (mm(self, g, b, false, true)?, mm(self, a, g, true, false)?),
+            (false, true) => (mm(self, g, b, false, false)?, mm(self, g, a, true, false)?),
+            (true, false) => (mm(self, b, g, false, true)?, mm(self, a, g, false, false)?),
+            (true, true) => (mm(self, b, g, true, true)?, mm(self, g, a, true, true)?),
+        };
         Ok(vec![Some(ga), Some(gb)])
     }
 

@@ -337,7 +337,13 @@ impl Program {
 
     /// A matmul node.
     pub fn matmul(&mut self, a: NodeId, b: NodeId) -> Result<NodeId> {
-        self.op(Op::MatMul {}, &[a, b])
+        self.op(
+            Op::MatMul {
+                transpose_a: false,
+                transpose_b: false,
+            },
+            &[a, b],
+        )
     }
     /// Names `node` as output `name`.
     pub fn output(&mut self, name: &str, node: NodeId) -> Result<()> {

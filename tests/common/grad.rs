@@ -429,6 +429,24 @@ fn shape_cases() -> Vec<Case> {
     ]
 }
 
+/// `matmul(a, b, ta, tb)` for `M = 2, K = 3, N = 4`, each operand stored transposed when its flag is set.
+fn matmul_t_case(ta: bool, tb: bool) -> Case {
+    let sa: &[usize] = if ta { &[3, 2] } else { &[2, 3] };
+    let sb: &[usize] = if tb { &[4, 3] } else { &[3, 4] };
+    case(
+        &format!("matmul (transposeA {ta}, transposeB {tb})"),
+        &[(sa, -1.0, 1.0, 0.0), (sb, -1.0, 1.0, 0.0)],
+        Box::new(move |p, x| p.matmul_t(x[0], x[1], ta, tb)),
+        Box::new(move |x| {
+            let a = |i: usize, k: usize| if ta { x[0][k * 2 + i] } else { x[0][i * 3 + k] };
+            let b = |k: usize, j: usize| if tb { x[1][j * 3 + k] } else { x[1][k * 4 + j] };
+            (0..8)
+                .map(|o| (0..3).map(|k| a(o / 4, k) * b(k, o % 4)).sum())
+                .collect()
+        }),
+    )
+}
+
 fn linear_and_norm_cases() -> Vec<Case> {
     vec![
         case(
@@ -444,6 +462,10 @@ fn linear_and_norm_cases() -> Vec<Case> {
                     .collect()
             }),
         ),
+        // op(a)·op(b) with a stored [2, 3] or [3, 2] and b [3, 4] or [4, 3]: M = 2, K = 3, N = 4
+        matmul_t_case(false, true),
+        matmul_t_case(true, false),
+        matmul_t_case(true, true),
         case(
             "matmul then bias then relu (fused)",
             &[

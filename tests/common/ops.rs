@@ -669,6 +669,43 @@ async fn check_matmul<T: Num>(s: &Session, a: &Host<T>, b: &Host<T>) {
     expect(&what, ta.matmul(&tb), &matmul_ref(a, b), tol).await;
 }
 
+/// `h` with its last two axes swapped (what a transposed operand's storage holds).
+fn swap_last2<T: Num>(h: &Host<T>) -> Host<T> {
+    let r = h.shape.len();
+    let (rows, cols) = (h.shape[r - 2], h.shape[r - 1]);
+    let mut data = Vec::with_capacity(h.data.len());
+    for m in h.data.chunks(rows * cols) {
+        for c in 0..cols {
+            for row in 0..rows {
+                data.push(m[row * cols + c]);
+            }
+        }
+    }
+    let mut shape = h.shape.clone();
+    shape.swap(r - 2, r - 1);
+    Host { shape, data }
+}
+
+/// `op(a)·op(b)` with the operands stored transposed and read in place (`transposeA/B`), against
+/// the reference of the untransposed product.
+async fn check_matmul_t<T: Num>(s: &Session, a: &Host<T>, b: &Host<T>, ta: bool, tb: bool) {
+    let what = format!(
+        "matmul {} {:?} · {:?} (transposeA {ta}, transposeB {tb})",
+        T::DTYPE,
+        a.shape,
+        b.shape
+    );
+    let k = a.shape[a.shape.len() - 1] as f64;
+    let tol = Tol::Close {
+        rel: 0.0,
+        abs: 1e-5 * k * a.max_abs() * b.max_abs() + 1e-6,
+    };
+    let sa = if ta { swap_last2(a) } else { a.clone() };
+    let sb = if tb { swap_last2(b) } else { b.clone() };
+    let (xa, xb) = (sa.upload(s), sb.upload(s));
+    expect(&what, xa.matmul_t(&xb, ta, tb), &matmul_ref(a, b), tol).await;
+}
+
 async fn check_reduce<T: Num>(s: &Session, op: ReduceOp, x: &Host<T>, axes: &[i64], keep: bool) {
     let name = Op::Reduce {
         op,
@@ -976,6 +1013,13 @@ async fn matmul_cases(s: &Session, rng: &mut Rng) {
         .await;
         check_matmul(s, &ints(rng, sa, -100, 100), &ints(rng, sb, -100, 100)).await;
         check_matmul(s, &uints(rng, sa, 0, 100), &uints(rng, sb, 0, 100)).await;
+    }
+    // transposed operands, both kernels (the last two cases use the large one), batched
+    for (sa, sb) in [cases[0], cases[3], cases[6], cases[9], cases[10]] {
+        for (ta, tb) in [(true, false), (false, true), (true, true)] {
+            let (a, b) = (floats(rng, sa, -1.0, 1.0, &[]), floats(rng, sb, -1.0, 1.0, &[]));
+            check_matmul_t(s, &a, &b, ta, tb).await;
+        }
     }
     // wrapping integer products and sums: exact whatever the order
     let (a, b) = (
