@@ -1,5 +1,7 @@
 //! Elementwise kernels: unary (`shaders/unary.wgsl`), binary with broadcasting
-//! (`shaders/binary.wgsl`) and dtype conversion (`shaders/cast.wgsl`).
+//! (`shaders/binary.wgsl`) and dtype conversion (`shaders/cast.wgsl`); four elements per thread
+//! (`unary4.wgsl`, `binary4.wgsl`: vec4 loads and stores) when the length is a multiple of 4 and
+//! each side is the output's shape, a single element or a repeated row of a multiple of 4.
 
 use super::{broadcast_strides, dispatch, grid, wgsl_type, Ctx, Operand, WORKGROUP};
 use crate::dtype::DType;
@@ -9,6 +11,8 @@ use crate::ops::{BinaryOp, Rule, UnaryOp};
 const UNARY: &str = include_str!("../../shaders/unary.wgsl");
 const BINARY: &str = include_str!("../../shaders/binary.wgsl");
 const CAST: &str = include_str!("../../shaders/cast.wgsl");
+const UNARY4: &str = include_str!("../../shaders/unary4.wgsl");
+const BINARY4: &str = include_str!("../../shaders/binary4.wgsl");
 
 fn groups(len: u64) -> (u32, u32, u32) {
     grid(len.div_ceil(WORKGROUP as u64))
@@ -45,13 +49,32 @@ pub(super) fn binary_fn(op: BinaryOp, name: &str, word: bool) -> String {
 pub(super) fn unary(ctx: &Ctx, enc: &mut crate::commands::Commands, op: UnaryOp, a: Operand, out: Operand) {
     let t = wgsl_type(a.dtype);
     let key = format!("{op:?}:{t}");
+    let len = out.len();
+    if len % 4 == 0 {
+        let p = ctx.cache.pipeline(ctx.device, "unary4", &key, || {
+            format!(
+                "alias T = {t};\nfn f(x: T) -> T {{ {} }}\n{UNARY4}",
+                unary_body(op, t)
+            )
+        });
+        let inputs = [(a.buffer, len)];
+        dispatch(
+            ctx,
+            enc,
+            &p,
+            (out.buffer, len),
+            &[len as u32 / 4],
+            &inputs,
+            groups(len / 4),
+        );
+        return;
+    }
     let p = ctx.cache.pipeline(ctx.device, "unary", &key, || {
         format!(
             "alias T = {t};\nfn f(x: T) -> T {{ {} }}\n{UNARY}",
             unary_body(op, t)
         )
     });
-    let len = out.len();
     dispatch(
         ctx,
         enc,
@@ -61,6 +84,25 @@ pub(super) fn unary(ctx: &Ctx, enc: &mut crate::commands::Commands, op: UnaryOp,
         &[(a.buffer, a.len())],
         groups(len),
     );
+}
+
+/// How `binary4.wgsl` reads one side four elements at a time: its binding and `fn load_{name}`, or
+/// `None` when this broadcast needs the general kernel.
+fn load4(name: &str, binding: u32, operand: &[usize], out: &[usize]) -> Option<String> {
+    let n: usize = operand.iter().product();
+    let stripped: Vec<usize> = operand.iter().copied().skip_while(|&d| d == 1).collect();
+    let (ty, body) = if operand == out {
+        ("vec4<u32>", format!("{name}[i]"))
+    } else if n == 1 {
+        ("u32", format!("vec4<u32>({name}[0])"))
+    } else if out.ends_with(&stripped) && n % 4 == 0 {
+        ("vec4<u32>", format!("{name}[i % params[{}]]", binding - 1))
+    } else {
+        return None;
+    };
+    Some(format!(
+        "@group(0) @binding({binding}) var<storage, read> {name}: array<{ty}>;\nfn load_{name}(i: u32) -> vec4<u32> {{ return {body}; }}\n"
+    ))
 }
 
 /// How a binary kernel finds an operand's element for output index `i`.
@@ -89,6 +131,26 @@ pub(super) fn binary(
     out: Operand,
 ) {
     let t = wgsl_type(a.dtype);
+    let len = out.len();
+    if len % 4 == 0 {
+        if let (Some(la), Some(lb)) = (
+            load4("a", 2, a.shape, out.shape),
+            load4("b", 3, b.shape, out.shape),
+        ) {
+            let key = format!("{op:?}:{t}:{la}{lb}");
+            let p = ctx.cache.pipeline(ctx.device, "binary4", &key, || {
+                format!(
+                    "alias T = {t};\n{}{}{la}{lb}{BINARY4}",
+                    crate::ops::binary_helpers(t),
+                    binary_fn(op, "f", true)
+                )
+            });
+            let params = [len as u32 / 4, (a.len() / 4) as u32, (b.len() / 4) as u32];
+            let inputs = [(a.buffer, a.len()), (b.buffer, b.len())];
+            dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, groups(len / 4));
+            return;
+        }
+    }
     let ia = index_fn("index_a", 0, a.shape, out.shape);
     let ib = index_fn("index_b", 1, b.shape, out.shape);
     let key = format!("{op:?}:{t}:{ia}{ib}");
@@ -99,7 +161,6 @@ pub(super) fn binary(
             binary_fn(op, "f", true)
         )
     });
-    let len = out.len();
     let rank = out.shape.len();
     let mut params = vec![len as u32, rank as u32, a.len() as u32, b.len() as u32];
     params.extend(out.shape.iter().map(|&d| d as u32));

@@ -2,7 +2,8 @@
 //! binary ops decided by `crate::program::fusion`, reading only the group's leaves. The same code
 //! generation makes epilogues: a chain applied to a matmul or convolution result as the producer
 //! stores it (`fn store(i, v)`, which every producer shader calls), so `relu(conv2d(x, w) + b)` is
-//! one dispatch and the product never exists in memory.
+//! one dispatch and the product never exists in memory. A chain whose leaves are all of the
+//! output's shape (or single elements) runs four elements per thread with vec4 loads and stores.
 
 use super::elementwise::{binary_fn, unary_body};
 use super::{dispatch, grid, strides, wgsl_type, Ctx, Operand, WORKGROUP};
@@ -112,6 +113,10 @@ pub(crate) fn record_fused(
     out: Operand,
 ) {
     let t = wgsl_type(out.dtype);
+    let len = out.len();
+    if len % 4 == 0 && leaves.iter().all(|l| l.shape == out.shape || l.len() == 1) {
+        return record_fused4(ctx, enc, group, leaves, out);
+    }
     let same: Vec<bool> = leaves.iter().map(|l| l.shape == out.shape).collect();
     let key = format!("{t}:{:?}:{same:?}", group.steps);
     let p = ctx.cache.pipeline(ctx.device, "fused", &key, || {
@@ -125,7 +130,6 @@ pub(crate) fn record_fused(
             .replace("//{{BODY}}", &body);
         format!("alias T = {t};\n{src}")
     });
-    let len = out.len();
     let rank = out.shape.len();
     let mut params = vec![len as u32, rank as u32];
     params.extend(out.shape.iter().map(|&d| d as u32));
@@ -133,6 +137,60 @@ pub(crate) fn record_fused(
     let inputs: Vec<(&wgpu::Buffer, u64)> = leaves.iter().map(|l| (l.buffer, l.len())).collect();
     let groups = grid(len.div_ceil(WORKGROUP as u64));
     dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, groups);
+}
+
+/// [`record_fused`] four elements per thread (vec4 loads and stores), when the length is a
+/// multiple of 4 and every leaf is the output's shape or a single element.
+fn record_fused4(
+    ctx: &Ctx,
+    enc: &mut crate::commands::Commands,
+    group: &Group,
+    leaves: &[Operand],
+    out: Operand,
+) {
+    let t = wgsl_type(out.dtype);
+    let len = out.len();
+    let one: Vec<bool> = leaves.iter().map(|l| l.shape != out.shape).collect();
+    let key = format!("{t}:{:?}:{one:?}", group.steps);
+    let p = ctx.cache.pipeline(ctx.device, "fused4", &key, || {
+        let loaded: Vec<(usize, bool)> = (0..leaves.len()).map(|k| (k, true)).collect();
+        let (functions, _, body) = chain(group, t, &loaded, "0u");
+        let mut src = format!(
+            "alias T = {t};\n@group(0) @binding(0) var<storage, read_write> out: array<vec4<u32>>;\n@group(0) @binding(1) var<storage, read> params: array<u32>; // [len / 4]\n"
+        );
+        for (k, &single) in one.iter().enumerate() {
+            let ty = if single { "u32" } else { "vec4<u32>" };
+            src += &format!("@group(0) @binding({}) var<storage, read> in{k}: array<{ty}>;\n", 2 + k);
+        }
+        src += &functions;
+        src += "@compute @workgroup_size(256)\nfn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;\n    if (i >= params[0]) {\n        return;\n    }\n";
+        for (k, &single) in one.iter().enumerate() {
+            let load = if single { format!("vec4<u32>(in{k}[0])") } else { format!("in{k}[i]") };
+            src += &format!("    let w{k} = {load};\n");
+        }
+        src += "    var r: vec4<u32>;\n";
+        let last = group.steps.len() - 1;
+        for c in ["x", "y", "z", "w"] {
+            src += "    {\n";
+            for k in 0..leaves.len() {
+                src += &format!("    let l{k} = bitcast<T>(w{k}.{c});\n");
+            }
+            src += &format!("    {body}r.{c} = bitcast<u32>(s{last});\n    }}\n");
+        }
+        src += "    out[i] = r;\n}\n";
+        src
+    });
+    let inputs: Vec<(&wgpu::Buffer, u64)> = leaves.iter().map(|l| (l.buffer, l.len())).collect();
+    let groups = grid((len / 4).div_ceil(WORKGROUP as u64));
+    dispatch(
+        ctx,
+        enc,
+        &p,
+        (out.buffer, len),
+        &[len as u32 / 4],
+        &inputs,
+        groups,
+    );
 }
 
 /// An elementwise chain fused into its producer's store: `group.leaves` are the producer's inputs

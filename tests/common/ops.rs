@@ -827,7 +827,8 @@ async fn check_cast(s: &Session, from: DType, words: &[u32], shape: &[usize]) {
 // Inputs
 
 /// The odd sizes every elementwise op is checked at.
-const SIZES: [usize; 4] = [1, 3, 17, 255];
+// 256: a multiple of 4 (the vec4 kernels); the others take the one-element-per-thread kernels
+const SIZES: [usize; 5] = [1, 3, 17, 255, 256];
 
 /// float32 inputs in `[lo, hi)`, the first entries replaced by `specials` when there is room.
 fn floats(rng: &mut Rng, shape: &[usize], lo: f32, hi: f32, specials: &[f32]) -> Host<f32> {
@@ -899,6 +900,12 @@ async fn binary_cases(s: &Session, rng: &mut Rng) {
         (vec![5], vec![]),
         (vec![2, 1, 17], vec![3, 1]),
         (vec![3, 17, 5], vec![3, 17, 5]),
+        // vec4 kernels: a scalar side, a repeated row of a multiple of 4 (also behind size-1
+        // dims); a row of 6 falls back to the general kernel
+        (vec![], vec![8]),
+        (vec![2, 8], vec![]),
+        (vec![5, 8], vec![1, 8]),
+        (vec![3, 6], vec![6]),
     ]);
     for (sa, sb) in &pairs {
         for op in [Add, Sub, Mul, Div] {

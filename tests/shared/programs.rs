@@ -338,4 +338,42 @@ pub async fn elementwise_chains_fuse(s: &Session) {
             "element {i}: fused {g} vs eager {w}"
         );
     }
+    // every leaf of the output's shape or a single element: four elements per thread when the
+    // length is a multiple of 4 (1000), one per thread otherwise (1001); against float64
+    let mut p = Program::new("chain_vec4");
+    let x = p.input("x", DType::Float32, &[-1]).unwrap();
+    let z = p.input("z", DType::Float32, &[-1]).unwrap();
+    let c = p.input("c", DType::Float32, &[]).unwrap();
+    let mut v = p.mul(x, z).unwrap();
+    v = p.add(v, c).unwrap();
+    v = p.tanh(v).unwrap();
+    v = p.sub(v, x).unwrap();
+    p.output("y", v).unwrap();
+    let exe = s.compile(&p).unwrap();
+    for n in [1000usize, 1001] {
+        let xs: Vec<f32> = (0..n).map(|i| ((i % 89) as f32 - 44.0) / 20.0).collect();
+        let zs: Vec<f32> = (0..n).map(|i| ((i % 13) as f32 - 6.0) / 4.0).collect();
+        let (x, z, c) = (
+            s.tensor(&xs, &[n]).unwrap(),
+            s.tensor(&zs, &[n]).unwrap(),
+            s.tensor(&[0.25f32], &[]).unwrap(),
+        );
+        let d0 = s.stats().dispatches;
+        let y = exe
+            .run(&[("x", &x), ("z", &z), ("c", &c)], None)
+            .unwrap()
+            .remove(0)
+            .1;
+        assert_eq!(s.stats().dispatches - d0, 1, "four ops, one dispatch");
+        let got = y.read::<f32>().await.unwrap();
+        for i in 0..n {
+            let (xv, zv) = (xs[i] as f64, zs[i] as f64);
+            let want = (xv * zv + 0.25).tanh() - xv;
+            assert!(
+                (got[i] as f64 - want).abs() <= 1e-6 * want.abs().max(1.0),
+                "n = {n}, element {i}: {} vs {want}",
+                got[i]
+            );
+        }
+    }
 }
