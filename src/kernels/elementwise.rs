@@ -50,7 +50,7 @@ pub(super) fn unary(ctx: &Ctx, enc: &mut crate::commands::Commands, op: UnaryOp,
     let t = wgsl_type(a.dtype);
     let key = format!("{op:?}:{t}");
     let len = out.len();
-    if len % 4 == 0 {
+    if len.is_multiple_of(4) {
         let p = ctx.cache.pipeline(ctx.device, "unary4", &key, || {
             format!(
                 "alias T = {t};\nfn f(x: T) -> T {{ {} }}\n{UNARY4}",
@@ -95,7 +95,7 @@ fn load4(name: &str, binding: u32, operand: &[usize], out: &[usize]) -> Option<S
         ("vec4<u32>", format!("{name}[i]"))
     } else if n == 1 {
         ("u32", format!("vec4<u32>({name}[0])"))
-    } else if out.ends_with(&stripped) && n % 4 == 0 {
+    } else if out.ends_with(&stripped) && n.is_multiple_of(4) {
         ("vec4<u32>", format!("{name}[i % params[{}]]", binding - 1))
     } else {
         return None;
@@ -132,7 +132,7 @@ pub(super) fn binary(
 ) {
     let t = wgsl_type(a.dtype);
     let len = out.len();
-    if len % 4 == 0 {
+    if len.is_multiple_of(4) {
         if let (Some(la), Some(lb)) = (
             load4("a", 2, a.shape, out.shape),
             load4("b", 3, b.shape, out.shape),

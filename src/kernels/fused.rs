@@ -114,7 +114,7 @@ pub(crate) fn record_fused(
 ) {
     let t = wgsl_type(out.dtype);
     let len = out.len();
-    if len % 4 == 0 && leaves.iter().all(|l| l.shape == out.shape || l.len() == 1) {
+    if len.is_multiple_of(4) && leaves.iter().all(|l| l.shape == out.shape || l.len() == 1) {
         return record_fused4(ctx, enc, group, leaves, out);
     }
     let same: Vec<bool> = leaves.iter().map(|l| l.shape == out.shape).collect();
