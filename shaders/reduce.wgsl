@@ -1,11 +1,12 @@
 // One workgroup of 64 threads per output element; each thread folds a strided slice of the reduced
 // elements, then the workgroup combines in shared memory. The host prepends `alias T = ...;`,
-// `fn combine(x: T, y: T) -> T`, `const MEAN: bool`.
+// `fn combine(x: T, y: T) -> T`, `const MEAN: bool` and `fn load(i: u32) -> T`, which reads element
+// `i` of the reduced tensor: from its buffer `a` (binding 2), or — a fused chain — computed from the
+// chain's leaves (bindings 2..) with the chain's parameters after these.
 // params: [out_len, count, kept_rank, red_rank, identity_bits,
 //        kept_dims[kr], kept_strides[kr], red_dims[rr], red_strides[rr]]
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
-@group(0) @binding(2) var<storage, read> a: array<u32>;
 
 var<workgroup> partial: array<T, 64>;
 
@@ -41,7 +42,7 @@ fn main(
                 off = off + (rrem % dim) * params[rd + rr + k];
                 rrem = rrem / dim;
             }
-            acc = combine(acc, bitcast<T>(a[off]));
+            acc = combine(acc, load(off));
         }
     }
     partial[lid] = acc;

@@ -38,3 +38,8 @@ fn tidy_and_profile() {
 fn elementwise_chains_fuse() {
     block_on(programs::elementwise_chains_fuse(&session()));
 }
+
+#[test]
+fn reductions_read_their_chain() {
+    block_on(programs::reductions_read_their_chain(&session()));
+}

@@ -491,3 +491,8 @@ async fn op_table_js_surface() {
         assert_eq!(json(k), want, "{k}");
     }
 }
+
+#[wasm_bindgen_test]
+async fn reductions_read_their_chain() {
+    programs::reductions_read_their_chain(&session().await).await;
+}

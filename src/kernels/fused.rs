@@ -241,6 +241,34 @@ impl Epilogue<'_> {
     }
 }
 
+/// A chain computed where a reduction reads it (the group's `consumer`): the leaf bindings, the
+/// chain's functions and `fn load(i) -> T` (element `i` of the chain's output, of `shape`), its
+/// pipeline key, and the parameters it appends after the reduction's `offset` words.
+pub(crate) fn load_parts(
+    group: &Group,
+    leaves: &[Operand],
+    shape: &[usize],
+    t: &str,
+    offset: usize,
+) -> (String, String, Vec<u32>) {
+    let loaded: Vec<(usize, bool)> = leaves
+        .iter()
+        .enumerate()
+        .map(|(k, l)| (k, l.shape == shape))
+        .collect();
+    let same: Vec<bool> = loaded.iter().map(|&(_, s)| s).collect();
+    let (functions, index, body) = chain(group, t, &loaded, "CP + 1u");
+    let source = format!(
+        "const CP: u32 = {offset}u;\n{}{functions}\nfn load(i: u32) -> T {{\n    let rank = params[CP];\n    {index}    {body}return s{};\n}}\n",
+        bindings(0..leaves.len()),
+        group.steps.len() - 1
+    );
+    let mut params = vec![shape.len() as u32];
+    params.extend(shape.iter().map(|&d| d as u32));
+    params.extend(leaf_strides(leaves, shape));
+    (source, format!("{offset}:{:?}:{same:?}", group.steps), params)
+}
+
 /// The prelude and key of a producer's pipeline, and the parameters and inputs its epilogue adds.
 pub(crate) fn producer_parts<'a>(
     epi: Option<&'a Epilogue<'a>>,

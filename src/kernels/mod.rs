@@ -27,7 +27,8 @@ pub(crate) const WORKGROUP: u32 = 256;
 /// Largest workgroup count per dimension (WebGPU's default limit).
 pub(crate) const MAX_GROUPS_PER_DIM: u32 = 65_535;
 
-/// Records a fused group: an elementwise chain in its own kernel, or in its producer's store.
+/// Records a fused group: an elementwise chain in its own kernel, in its producer's store, or in
+/// the reduction that reads it.
 pub(crate) fn record_group(
     ctx: &Ctx,
     enc: &mut Commands,
@@ -35,6 +36,10 @@ pub(crate) fn record_group(
     leaves: &[Operand],
     out: Operand,
 ) -> Result<()> {
+    if let Some((Op::Reduce { op, axes, .. }, shape)) = &group.consumer {
+        let src = reduce::Source::Chain { group, leaves, shape };
+        return reduce::reduce_from(ctx, enc, *op, axes, src, out);
+    }
     let Some(op) = &group.producer else {
         fused::record_fused(ctx, enc, group, leaves, out);
         return Ok(());

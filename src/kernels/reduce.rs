@@ -1,10 +1,13 @@
-//! Reductions over any set of axes (`shaders/reduce.wgsl`) and softmax (`shaders/softmax.wgsl`).
+//! Reductions over any set of axes (`shaders/reduce.wgsl`) — of a buffer, or of an elementwise
+//! chain computed as it is read (fused in programs) — and softmax (`shaders/softmax.wgsl`).
 
+use super::fused::load_parts;
 use super::{dispatch, grid, strides, wgsl_type, Ctx, Operand};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::ops::infer::{axis, reduce_axes};
 use crate::ops::ReduceOp;
+use crate::program::fusion::Group;
 
 const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
 const SOFTMAX: &str = include_str!("../../shaders/softmax.wgsl");
@@ -64,6 +67,16 @@ fn identity(op: ReduceOp, d: DType) -> u32 {
     }
 }
 
+/// What a reduction reads: a buffer, or an elementwise chain computed from its leaves as it reads.
+pub(super) enum Source<'a> {
+    Buffer(Operand<'a>),
+    Chain {
+        group: &'a Group,
+        leaves: &'a [Operand<'a>],
+        shape: &'a [usize],
+    },
+}
+
 pub(super) fn reduce(
     ctx: &Ctx,
     enc: &mut crate::commands::Commands,
@@ -72,10 +85,27 @@ pub(super) fn reduce(
     a: Operand,
     out: Operand,
 ) -> Result<()> {
-    let red = reduce_axes("reduce", axes, a.shape.len())?;
-    let s = strides(a.shape);
+    reduce_from(ctx, enc, op, axes, Source::Buffer(a), out)
+}
+
+/// Reduces `src` over `axes` into `out` (whose dtype is the reduced values').
+pub(super) fn reduce_from(
+    ctx: &Ctx,
+    enc: &mut crate::commands::Commands,
+    op: ReduceOp,
+    axes: &[i64],
+    src: Source,
+    out: Operand,
+) -> Result<()> {
+    // the chain's dtype is the reduction's (fusion requires it)
+    let (shape, dtype) = match &src {
+        Source::Buffer(a) => (a.shape, a.dtype),
+        Source::Chain { shape, .. } => (*shape, out.dtype),
+    };
+    let red = reduce_axes("reduce", axes, shape.len())?;
+    let s = strides(shape);
     let (mut kept_dims, mut kept_strides, mut red_dims, mut red_strides) = (vec![], vec![], vec![], vec![]);
-    for (i, (&dim, &stride)) in a.shape.iter().zip(&s).enumerate() {
+    for (i, (&dim, &stride)) in shape.iter().zip(&s).enumerate() {
         if red.contains(&i) {
             red_dims.push(dim as u32);
             red_strides.push(stride as u32);
@@ -91,7 +121,7 @@ pub(super) fn reduce(
         count,
         kept_dims.len() as u32,
         red_dims.len() as u32,
-        identity(op, a.dtype),
+        identity(op, dtype),
     ];
     params.extend(
         kept_dims
@@ -100,25 +130,29 @@ pub(super) fn reduce(
             .chain(&red_dims)
             .chain(&red_strides),
     );
-    let t = wgsl_type(a.dtype);
+    let t = wgsl_type(dtype);
+    let (load, load_key, inputs) = match src {
+        Source::Buffer(a) => (PLAIN_LOAD.to_string(), String::new(), vec![(a.buffer, a.len())]),
+        Source::Chain { group, leaves, shape } => {
+            let (load, key, extra) = load_parts(group, leaves, shape, t, params.len());
+            params.extend(extra);
+            (load, key, leaves.iter().map(|l| (l.buffer, l.len())).collect())
+        }
+    };
     let combine = op.combine();
     let mean = op == ReduceOp::Mean;
-    let key = format!("{op:?}:{t}");
+    let key = format!("{op:?}:{t}:{load_key}");
     let p = ctx.cache.pipeline(ctx.device, "reduce", &key, || {
-        format!("alias T = {t};\nconst MEAN: bool = {mean};\nfn combine(x: T, y: T) -> T {{ return {combine}; }}\n{REDUCE}")
+        format!("alias T = {t};\nconst MEAN: bool = {mean};\nfn combine(x: T, y: T) -> T {{ return {combine}; }}\n{load}{REDUCE}")
     });
     let groups = grid(out_len);
-    dispatch(
-        ctx,
-        enc,
-        &p,
-        (out.buffer, out_len),
-        &params,
-        &[(a.buffer, a.len())],
-        groups,
-    );
+    dispatch(ctx, enc, &p, (out.buffer, out_len), &params, &inputs, groups);
     Ok(())
 }
+
+/// `fn load` of a reduction that reads a buffer.
+const PLAIN_LOAD: &str =
+    "@group(0) @binding(2) var<storage, read> a: array<u32>;\nfn load(i: u32) -> T { return bitcast<T>(a[i]); }\n";
 
 pub(crate) fn softmax(
     ctx: &Ctx,

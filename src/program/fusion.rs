@@ -3,7 +3,9 @@
 //! assigned value) is computed inside its consumer's kernel instead of in a buffer of its own: the
 //! chain becomes one dispatch, and its intermediates never exist. Broadcasting happens only at the
 //! group's leaves (its inputs from outside). A group reads at most [`MAX_LEAVES`] buffers (WebGPU
-//! guarantees 8 storage buffers per stage: the output and the parameters take two).
+//! guarantees 8 storage buffers per stage: the output and the parameters take two). A chain may
+//! also run inside its producer's store (a matmul or convolution: an epilogue) or inside the
+//! reduction that is its only reader (a prologue: `sum(f(x))` reads `x` once).
 
 use std::collections::{HashMap, HashSet};
 
@@ -39,6 +41,9 @@ pub(crate) struct Group {
     /// The matmul or convolution the group is fused into (its epilogue); its inputs are the
     /// first leaves, and the steps read its value as [`Ref::Acc`].
     pub producer: Option<Op>,
+    /// The reduction the chain feeds (the group's root is then that reduce node): the chain is
+    /// computed as the reduction reads it, so its value is never written. With the chain's shape.
+    pub consumer: Option<(Op, Vec<usize>)>,
 }
 
 /// The fusion decisions for one specialisation.
@@ -149,6 +154,7 @@ pub(crate) fn fuse(p: &Program, shapes: &[Vec<usize>], dtypes: &[DType]) -> Fusi
                     steps,
                     leaves,
                     producer: None,
+                    consumer: None,
                 },
             );
         }
@@ -159,6 +165,7 @@ pub(crate) fn fuse(p: &Program, shapes: &[Vec<usize>], dtypes: &[DType]) -> Fusi
             }
             None => {
                 epilogues(&mut fusion, nodes, shapes, dtypes, &uses, &keep);
+                prologues(&mut fusion, nodes, dtypes, shapes, &uses, &keep);
                 return fusion;
             }
         }
@@ -201,6 +208,7 @@ fn epilogues(
             }],
             leaves: args.clone(),
             producer: None,
+            consumer: None,
         });
         let fits = |l: NodeId| {
             producer(&nodes[l])
@@ -246,8 +254,61 @@ fn epilogues(
                 steps,
                 leaves,
                 producer: Some(made_by.clone()),
+                consumer: None,
             },
         );
+    }
+}
+
+/// Fuses each elementwise root (a group, or one node) into the reduction that is its only reader
+/// (same dtype, not kept, not already in a producer's store): the reduction computes the chain as
+/// it reads it (`kernels/reduce.rs`), so `sum(f(x))` reads `x` once and writes nothing else.
+fn prologues(
+    f: &mut Fusion,
+    nodes: &[Node],
+    dtypes: &[DType],
+    shapes: &[Vec<usize>],
+    uses: &[usize],
+    keep: &HashSet<NodeId>,
+) {
+    for r in 0..nodes.len() {
+        let Node::Op {
+            op: reduce @ Op::Reduce { .. },
+            args,
+        } = &nodes[r]
+        else {
+            continue;
+        };
+        let g = args[0];
+        let Node::Op { op, args: inputs } = &nodes[g] else {
+            continue;
+        };
+        if !elementwise(&nodes[g])
+            || uses[g] != 1
+            || keep.contains(&g)
+            || dtypes[g] != dtypes[r]
+            || f.fused_into[g].is_some()
+            || f.groups.get(&g).is_some_and(|grp| grp.producer.is_some())
+        {
+            continue;
+        }
+        let mut group = f.groups.remove(&g).unwrap_or_else(|| Group {
+            steps: vec![Step {
+                op: op.clone(),
+                args: (0..inputs.len()).map(Ref::Leaf).collect(),
+            }],
+            leaves: inputs.clone(),
+            producer: None,
+            consumer: None,
+        });
+        group.consumer = Some((reduce.clone(), shapes[g].clone()));
+        for into in f.fused_into.iter_mut() {
+            if *into == Some(g) {
+                *into = Some(r);
+            }
+        }
+        f.fused_into[g] = Some(r);
+        f.groups.insert(r, group);
     }
 }
 

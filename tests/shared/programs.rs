@@ -95,8 +95,9 @@ pub async fn memory_plan_matches_telemetry(s: &Session) {
             plan.state_bytes,
             plan.peak_bytes
         ),
-        (8192, 4, 0, 8192),
-        "a and b (4 KiB each) are live together; the 4-byte output comes after a is freed"
+        (4096, 4, 0, 4100),
+        "a (4 KiB: it has two readers) is the only intermediate — mul and relu are computed as the \
+         sum reads them — and the 4-byte output is made while a is live"
     );
     assert_eq!(
         exe.memory_plan(&HashMap::new()).unwrap_err().code(),
@@ -376,4 +377,95 @@ pub async fn elementwise_chains_fuse(s: &Session) {
             );
         }
     }
+}
+
+/// A reduction computes the elementwise chain that is its only reader as it reads it: `sum`,
+/// `mean`, `max` of a chain (with a broadcast leaf, over all axes or some) is one dispatch, the
+/// plan has no intermediate, and the values match float64. A chain value with another reader is
+/// written once and reduced from its buffer (two dispatches).
+pub async fn reductions_read_their_chain(s: &Session) {
+    let (rows, cols) = (37usize, 64usize);
+    let xs: Vec<f32> = (0..rows * cols)
+        .map(|i| ((i % 101) as f32 - 50.0) / 25.0)
+        .collect();
+    let bs: Vec<f32> = (0..cols).map(|j| (j as f32 - 30.0) / 16.0).collect();
+    let f = |x: f64, b: f64| ((x * x - b).tanh() * 3.0).abs();
+    let x = s.tensor(&xs, &[rows, cols]).unwrap();
+    let bias = s.tensor(&bs, &[cols]).unwrap();
+    let reductions: [(&str, &[i64], usize); 4] = [
+        ("sum", &[], 1),
+        ("mean", &[1], rows),
+        ("max", &[0], cols),
+        ("sum", &[0, 1], 1),
+    ];
+    for (which, axes, n) in reductions {
+        let mut p = Program::new("chain_reduce");
+        let xn = p.input("x", DType::Float32, &[-1, cols as i64]).unwrap();
+        let bn = p.input("bias", DType::Float32, &[cols as i64]).unwrap();
+        let three = p.constant(&[3.0], &[], DType::Float32).unwrap();
+        let mut v = p.mul(xn, xn).unwrap();
+        v = p.sub(v, bn).unwrap();
+        v = p.tanh(v).unwrap();
+        v = p.mul(v, three).unwrap();
+        v = p.abs(v).unwrap();
+        let r = match which {
+            "sum" => p.sum(v, axes, false),
+            "mean" => p.mean(v, axes, false),
+            _ => p.max(v, axes, false),
+        }
+        .unwrap();
+        p.output("r", r).unwrap();
+        let exe = s.compile(&p).unwrap();
+        let plan = exe
+            .memory_plan(&HashMap::from([
+                ("x".to_string(), vec![rows, cols]),
+                ("bias".to_string(), vec![cols]),
+            ]))
+            .unwrap();
+        assert_eq!(
+            plan.intermediate_bytes, 0,
+            "{which} {axes:?}: the chain is never written"
+        );
+        let d0 = s.stats().dispatches;
+        let got = exe.run(&[("x", &x), ("bias", &bias)], None).unwrap().remove(0).1;
+        assert_eq!(s.stats().dispatches - d0, 1, "{which} {axes:?}: one dispatch");
+        let got = got.read::<f32>().await.unwrap();
+        let val = |i: usize, j: usize| f(xs[i * cols + j] as f64, bs[j] as f64);
+        let want: Vec<f64> = match (which, axes) {
+            ("sum", _) => vec![(0..rows)
+                .flat_map(|i| (0..cols).map(move |j| (i, j)))
+                .map(|(i, j)| val(i, j))
+                .sum()],
+            ("mean", _) => (0..rows)
+                .map(|i| (0..cols).map(|j| val(i, j)).sum::<f64>() / cols as f64)
+                .collect(),
+            _ => (0..cols)
+                .map(|j| (0..rows).map(|i| val(i, j)).fold(f64::MIN, f64::max))
+                .collect(),
+        };
+        assert_eq!(got.len(), n);
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            // float32 terms summed in some order: 1e-6 per term of the magnitude
+            let tol = 1e-6 * (rows * cols) as f64 * 3.0;
+            assert!((*g as f64 - w).abs() <= tol, "{which} {axes:?}[{k}]: {g} vs {w}");
+        }
+    }
+    // the chain's value is also an output: written once, the sum reads the buffer
+    let mut p = Program::new("chain_kept");
+    let xn = p.input("x", DType::Float32, &[-1, cols as i64]).unwrap();
+    let v = p.mul(xn, xn).unwrap();
+    let v = p.neg(v).unwrap();
+    let r = p.sum(v, &[], false).unwrap();
+    p.output("v", v).unwrap();
+    p.output("r", r).unwrap();
+    let exe = s.compile(&p).unwrap();
+    let d0 = s.stats().dispatches;
+    let out = exe.run(&[("x", &x)], None).unwrap();
+    assert_eq!(s.stats().dispatches - d0, 2, "the kept chain, then its sum");
+    let total: f64 = xs.iter().map(|&x| -(x as f64) * x as f64).sum();
+    let got = out[1].1.read::<f32>().await.unwrap()[0] as f64;
+    assert!(
+        (got - total).abs() <= 1e-6 * total.abs().max(1.0) * 10.0,
+        "{got} vs {total}"
+    );
 }
