@@ -276,3 +276,38 @@ async fn pending_work_sees_its_inputs() {
     .unwrap();
     common::batch::pending_work_sees_its_inputs(&session().await, &strict).await;
 }
+
+/// `telemetry.metrics()` from JS (values as one Float64Array, the layout cached) gives exactly the
+/// records `affon::telemetry::metrics()` builds, and a new origin or session (a new layout) appears
+/// at once.
+#[wasm_bindgen_test]
+async fn metrics_from_js_are_the_records() {
+    use affon::telemetry::MetricRecord;
+    let s = session().await;
+    let x = s.tensor(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+    let y = x.square().unwrap();
+    let compare = |what: &str| {
+        let js: Vec<MetricRecord> =
+            serde_wasm_bindgen::from_value(affon::js::JsTelemetry::metrics().unwrap()).unwrap();
+        let rust = affon::telemetry::metrics();
+        assert_eq!(js.len(), rust.len(), "{what}: record count");
+        for (j, r) in js.iter().zip(&rust) {
+            if r.scope == "runtime.memory" {
+                assert_eq!((&j.scope, &j.name), (&r.scope, &r.name), "{what}");
+                continue; // the JS heap moves between the two calls
+            }
+            assert_eq!(j, r, "{what}");
+        }
+        rust
+    };
+    compare("warm");
+    compare("cached layout");
+    let z = y.exp().unwrap(); // a new origin: a new layout
+    let recs = compare("new origin");
+    assert!(recs.iter().any(|r| r.name == "live_bytes_by_origin"
+        && r.labels
+            .as_ref()
+            .is_some_and(|l| l.get("origin").map(String::as_str) == Some("exp"))));
+    drop((x, y, z));
+    compare("origins gone");
+}

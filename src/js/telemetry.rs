@@ -51,16 +51,56 @@ impl JsTelemetry {
     }
 }
 
+thread_local! {
+    /// The parsed layout of the last `metrics()` call and its hash.
+    static LAYOUT: std::cell::RefCell<Option<(u64, JsValue)>> = const { std::cell::RefCell::new(None) };
+}
+
+#[wasm_bindgen(inline_js = r#"
+export function affon_build_records(layout, values) {
+  // One object per record, fields in the order serde writes them (records compare as JSON).
+  const out = new Array(layout.length);
+  let j = 0;
+  for (let i = 0; i < layout.length; i++) {
+    const t = layout[i];
+    const r = { scope: t.scope, name: t.name, kind: t.kind, unit: t.unit, value: values[j++] };
+    if (t.dist) {
+      r.count = values[j++]; r.sum = values[j++]; r.min = values[j++]; r.max = values[j++]; r.mean = values[j++];
+    }
+    if (t.labels) r.labels = { ...t.labels };
+    out[i] = r;
+  }
+  return out;
+}
+"#)]
+extern "C" {
+    fn affon_build_records(layout: &JsValue, values: &js_sys::Float64Array) -> JsValue;
+}
+
 #[wasm_bindgen(js_class = telemetry)]
 impl JsTelemetry {
     /// `MetricRecord[]`: the process-wide records, then labelled records per live session.
     #[wasm_bindgen(unchecked_return_type = "MetricRecord[]")]
     pub fn metrics() -> JsResult<JsValue> {
-        // One JSON string across the boundary and `JSON.parse` is several times cheaper than
-        // building each record's object property by property.
-        let text = serde_json::to_string(&crate::telemetry::metrics())
-            .map_err(|e| to_js(Error::Unsupported(format!("cannot encode metrics: {e}"))))?;
-        js_sys::JSON::parse(&text)
+        use crate::telemetry::frame::{emit, Layout, Values};
+        // The values cross as one Float64Array; the layout (names, kinds, units, labels) crosses
+        // as JSON only when it changed, and `affon_build_records` makes the objects from both.
+        let mut v = Values::default();
+        emit(&mut v);
+        let layout = LAYOUT.with(|c| {
+            let mut c = c.borrow_mut();
+            if c.as_ref().is_none_or(|(h, _)| *h != v.hash) {
+                let mut l = Layout::default();
+                emit(&mut l);
+                let text = serde_json::Value::Array(l.0).to_string();
+                *c = Some((v.hash, js_sys::JSON::parse(&text)?));
+            }
+            Ok::<JsValue, JsValue>(c.as_ref().map(|(_, l)| l.clone()).unwrap_or_default())
+        })?;
+        Ok(affon_build_records(
+            &layout,
+            &js_sys::Float64Array::from(&v.values[..]),
+        ))
     }
 
     /// Resets every peak gauge to its current value.

@@ -3,6 +3,7 @@
 //! never on position.
 
 pub mod diagnose;
+pub(crate) mod frame;
 pub mod owners;
 pub mod report;
 mod series;
@@ -339,83 +340,9 @@ pub fn ledger_records(s: &LedgerSnapshot, labels: Option<&BTreeMap<String, Strin
 /// `{origin}`), then one labelled set per live session (`{session}`), each followed by that
 /// session's live bytes per origin (`{session, origin}`).
 pub fn metrics() -> Vec<MetricRecord> {
-    use MetricKind::{Counter, Gauge};
-    let mut out = ledger_records(&PROCESS.snapshot(), None);
-    let (ever, count, bytes) = forgotten();
-    out.push(record(
-        "compute.storage",
-        "forgotten_handles",
-        Counter,
-        "handles",
-        ever as f64,
-    ));
-    out.push(record(
-        "compute.storage",
-        "forgotten_tensors",
-        Gauge,
-        "tensors",
-        count as f64,
-    ));
-    out.push(record(
-        "compute.storage",
-        "forgotten_bytes",
-        Gauge,
-        "bytes",
-        bytes as f64,
-    ));
-    out.push(record(
-        "compute.execution",
-        "devices_lost",
-        Gauge,
-        "sessions",
-        devices_lost() as f64,
-    ));
-    for (name, v) in crate::platform::runtime_memory() {
-        out.push(record("runtime.memory", name, Gauge, "bytes", v as f64));
-    }
-    let mut by_origin = BTreeMap::new();
-    for o in owner_tables() {
-        o.bytes_by_origin_into(&mut by_origin);
-    }
-    let mut by_origin: Vec<(String, u64)> = by_origin.into_iter().collect();
-    by_origin.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    for (origin, bytes) in by_origin {
-        out.push(origin_record(
-            BTreeMap::from([("origin".to_string(), origin)]),
-            bytes,
-        ));
-    }
-    let sessions = registry();
-    for r in sessions.iter() {
-        if let Some(l) = r.ledger.upgrade() {
-            let labels = BTreeMap::from([("session".to_string(), r.label.clone())]);
-            out.extend(ledger_records(&l.snapshot(), Some(&labels)));
-            if let Some(o) = r.owners.upgrade() {
-                let mut mine = BTreeMap::new();
-                o.bytes_by_origin_into(&mut mine);
-                for (origin, bytes) in mine {
-                    let mut labels = labels.clone();
-                    labels.insert("origin".to_string(), origin);
-                    out.push(origin_record(labels, bytes));
-                }
-            }
-        }
-    }
-    out
-}
-
-/// A `compute.storage/live_bytes_by_origin` record.
-fn origin_record(labels: BTreeMap<String, String>, bytes: u64) -> MetricRecord {
-    MetricRecord {
-        labels: Some(labels),
-        ..record(
-            "compute.storage",
-            "live_bytes_by_origin",
-            MetricKind::Gauge,
-            "bytes",
-            bytes as f64,
-        )
-    }
+    let mut r = frame::Records::default();
+    frame::emit(&mut r);
+    r.0
 }
 
 /// Resets every peak gauge (process-wide and per session) to its current value.
