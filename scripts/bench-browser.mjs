@@ -1,8 +1,9 @@
-// affon vs TensorFlow.js 4.22 (WebGPU backend) in one headless Chromium page (www/bench/), on the
-// same WebGPU adapter (SwiftShader here). Prints the results as Markdown and writes
-// test-output/bench-browser.json.
+// affon vs TensorFlow.js 4.22 (WebGPU backend), ONNX Runtime Web 1.30 (WebGPU EP) and jax-js
+// 0.1.25 (WebGPU) in one headless Chromium page (www/bench/), on the same WebGPU adapter
+// (SwiftShader here). Prints the results as Markdown and writes test-output/bench-browser.json.
 // Usage: scripts/build-pkg.sh && node scripts/bench-browser.mjs [--quick]
-// TF.js comes from www/bench/node_modules, installed here on first use (its own package.json).
+// The peers come from www/bench/node_modules, installed here on first use (its own package.json),
+// and again whenever an installed version differs from the one package.json pins.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,10 +18,22 @@ if (!fs.existsSync(path.join(root, 'pkg/affon.js'))) {
   console.error('pkg/affon.js is missing: run scripts/build-pkg.sh first');
   process.exit(2);
 }
-const tfDir = path.join(root, 'www/bench/node_modules/@tensorflow');
-if (!fs.existsSync(path.join(tfDir, 'tfjs/dist/tf.fesm.js'))
-    || !fs.existsSync(path.join(tfDir, 'tfjs-backend-webgpu/dist/tf-backend-webgpu.fesm.js'))) {
-  console.error('installing www/bench dependencies (TF.js 4.22)…');
+const benchDir = path.join(root, 'www/bench');
+const pinned = JSON.parse(fs.readFileSync(path.join(benchDir, 'package.json'), 'utf8')).dependencies;
+// The files the page loads, per package.
+const entries = {
+  '@tensorflow/tfjs': ['dist/tf.fesm.js'],
+  '@tensorflow/tfjs-backend-webgpu': ['dist/tf-backend-webgpu.fesm.js'],
+  'onnxruntime-web': ['dist/ort.webgpu.min.mjs', 'dist/ort-wasm-simd-threaded.asyncify.mjs', 'dist/ort-wasm-simd-threaded.asyncify.wasm'],
+  '@jax-js/jax': ['dist/index.js'],
+};
+const installedVersion = (name) => {
+  try { return JSON.parse(fs.readFileSync(path.join(benchDir, 'node_modules', name, 'package.json'), 'utf8')).version; } catch { return null; }
+};
+const missing = Object.entries(pinned).filter(([name, version]) => installedVersion(name) !== version
+  || (entries[name] ?? []).some((f) => !fs.existsSync(path.join(benchDir, 'node_modules', name, f))));
+if (missing.length) {
+  console.error(`installing www/bench dependencies (${missing.map(([n, v]) => `${n}@${v}`).join(', ')})…`);
   execFileSync('npm', ['install', '--prefix', 'www/bench', '--no-audit', '--no-fund'], { cwd: root, stdio: ['ignore', process.stderr, 'inherit'] });
 }
 

@@ -1,12 +1,18 @@
-// affon vs TensorFlow.js 4.22 (WebGPU backend), both in this page on navigator.gpu.
+// affon vs TensorFlow.js 4.22 (WebGPU backend), ONNX Runtime Web 1.30 (WebGPU execution
+// provider) and jax-js 0.1.25 (WebGPU backend, eager and `jit`), all in this page on navigator.gpu.
+// The peers' code is in peers/ort.js and peers/jax.js.
 //
 // Every timing is wall-clock (performance.now()) around an async body that ends in a
 // synchronisation, so queued device work is included: a readback of the result (affon
-// `to_array()`/`item()`, TF.js `data()`) or, where a workload has no result, a queue drain (affon
-// `session.sync()`; TF.js: flush its pending command encoder, then the device's
-// `queue.onSubmittedWorkDone()` — the same WebGPU call `session.sync()` makes). Each figure is the
-// median over REPS repetitions after WARMUP untimed ones; affon and TF.js repetitions alternate so
-// that drift (GC, other processes) hits both sides alike. Results: `window.benchResults`.
+// `to_array()`/`item()`, TF.js `data()`, ORT a CPU output location — `run()` resolves once the
+// output is downloaded — or `getData()`, jax-js `data()`) or, where a workload has no result, a
+// queue drain (affon `session.sync()`; TF.js: flush its pending command encoder, then the device's
+// `queue.onSubmittedWorkDone()` — the same WebGPU call `session.sync()` makes; ORT: output left in
+// a GPU buffer, then `onSubmittedWorkDone()` on ORT's device; jax-js: `blockUntilReady()`, then
+// `onSubmittedWorkDone()` on its device). Each figure is the median over REPS repetitions after
+// WARMUP untimed ones; within a repetition the libraries take turns, so that drift (GC, other
+// processes) hits all alike. Every peer's result is compared with affon's for the same input
+// before it is timed. Results: `window.benchResults`.
 import init, { Session, Program, telemetry } from '../../pkg/affon.js';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-webgpu';
@@ -25,15 +31,85 @@ const median = (xs) => {
 };
 const summary = (samples) => ({ ms: median(samples), min: Math.min(...samples), max: Math.max(...samples), samples });
 
-/** Runs `fa` (affon) and `ft` (TF.js) `warmup` times each, then `reps` alternating timed rounds. */
-async function pair(fa, ft, { warmup = WARMUP, reps = REPS } = {}) {
-  for (let i = 0; i < warmup; i++) { await fa(); await ft(); }
-  const a = [], t = [];
+// The peer columns, in table order. 'jax' is jax-js eager, 'jaxJit' jax-js `jit`.
+const PEERS = ['tfjs', 'ort', 'jax', 'jaxJit'];
+const LABEL = { affon: 'affon', tfjs: 'TF.js', ort: 'ORT-Web', jax: 'jax-js (eager)', jaxJit: 'jax-js (jit)' };
+const SHORT = { tfjs: 'TF.js', ort: 'ORT', jax: 'jax', jaxJit: 'jax jit' };
+
+/**
+ * Times `sides` ({ affon, tfjs, ort?, jax?, jaxJit? }: async functions, or { run, after } where
+ * `after` runs untimed after each call): `warmup` untimed calls of each, then `reps` rounds in
+ * which every side runs once, in turn. `peerReps` caps a slow peer's timed rounds. A peer that
+ * throws is dropped, its error kept in `failed`; affon and TF.js errors propagate.
+ */
+async function bench(sides, { warmup = WARMUP, reps = REPS, peerReps = {}, slow = null } = {}) {
+  const active = Object.keys(sides).filter((k) => sides[k]);
+  const failed = {};
+  const samples = Object.fromEntries(active.map((k) => [k, []]));
+  const lastWarm = {};
+  const call = async (k, timed) => {
+    const side = typeof sides[k] === 'function' ? { run: sides[k] } : sides[k];
+    try {
+      const t0 = now(); await side.run(); const ms = now() - t0;
+      if (timed) samples[k].push(ms); else lastWarm[k] = ms;
+      await side.after?.();
+    } catch (e) {
+      if (k === 'affon' || k === 'tfjs') throw e;
+      failed[k] = `failed while timed: ${e?.message ?? e}`;
+      active.splice(active.indexOf(k), 1);
+    }
+  };
+  for (let i = 0; i < warmup; i++) for (const k of [...active]) await call(k, false);
+  // `slow: { ms, reps }`: a peer whose last warm-up call took over `ms` gets at most `reps` timed rounds.
+  peerReps = { ...peerReps };
+  if (slow) for (const k of active) if (!['affon', 'tfjs'].includes(k) && lastWarm[k] > slow.ms) peerReps[k] = Math.min(peerReps[k] ?? reps, slow.reps);
   for (let i = 0; i < reps; i++) {
-    let t0 = now(); await fa(); a.push(now() - t0);
-    t0 = now(); await ft(); t.push(now() - t0);
+    for (const k of [...active]) if (i < (peerReps[k] ?? reps)) await call(k, true);
   }
-  return { affon: summary(a), tfjs: summary(t) };
+  const out = { failed, reps: Object.fromEntries(active.map((k) => [k, samples[k].length])) };
+  for (const k of active) out[k] = summary(samples[k]);
+  return out;
+}
+
+/** Runs `fa` (affon) and `ft` (TF.js) `warmup` times each, then `reps` alternating timed rounds. */
+const pair = (fa, ft, opts) => bench({ affon: fa, tfjs: ft }, opts);
+
+// Peer state after setup: { ort: { ok, reason?, version?, adapterInfo? }, jax: { ... } }.
+const peerState = {};
+const peerOf = (key) => (key === 'jaxJit' ? 'jax' : key);
+
+/**
+ * The peers of one row: `add(key, run, verify, expected)` first checks `verify()` (async → the
+ * peer's result) against affon's `expected` result (max rel diff, kept in `checks`), then keeps
+ * `run` as the side to time; a peer that is not set up, fails, or disagrees gets a reason instead
+ * (its cell is then `—`). `skip(key, reason)` records why a peer has no figure on this row.
+ */
+class RowPeers {
+  constructor() { this.sides = {}; this.checks = {}; this.reasons = {}; }
+  async add(key, run, verify, expected) {
+    const st = peerState[peerOf(key)];
+    if (!st?.ok) { this.reasons[key] = st?.reason ?? 'not set up'; return; }
+    try {
+      const got = await verify();
+      const d = maxRelDiff(Array.from(got), Array.from(expected));
+      if (!(d < 1e-3)) { this.reasons[key] = `disagrees with affon: max rel diff ${d.toExponential(1)}`; return; }
+      this.checks[key] = d;
+      this.sides[key] = run;
+    } catch (e) {
+      this.reasons[key] = `${e?.message ?? e}`.split('\n')[0].slice(0, 200);
+    }
+  }
+  skip(key, reason) { this.reasons[key] = reason; }
+}
+
+/** Builds a peer's workload object; on failure records the reason for each of `keys` and returns null. */
+async function peerWorkload(rp, keys, make) {
+  const st = peerState[peerOf(keys[0])];
+  if (!st?.ok) { for (const k of keys) rp.skip(k, st?.reason ?? 'not set up'); return null; }
+  try { return await make(); } catch (e) {
+    for (const k of keys) rp.skip(k, `${e?.message ?? e}`.split('\n')[0].slice(0, 200));
+    return null;
+  }
 }
 
 /** Deterministic host data (mulberry32) so both libraries get identical inputs. */
@@ -78,9 +154,22 @@ const pickInfo = (info) => (info ? {
 
 const rows = [];      // timing rows
 const memory = [];    // memory rows
+/**
+ * One timing row. `extra.peers` (a RowPeers) marks a row in the peers' scope: its ORT-Web and
+ * jax-js cells are a figure, or `—` with the reason in the notes; `extra.blank` lists peer columns
+ * that are not this row's form (left empty). Rows without `peers` compare affon and TF.js only.
+ */
 function row(id, workload, r, extra = {}) {
+  const { peers: rp, blank = [], ...rest } = extra;
+  const ms = Object.fromEntries(PEERS.map((k) => [k, r[k]?.ms ?? null]));
+  const reasons = { ...(rp?.reasons ?? {}), ...(r.failed ?? {}) };
+  for (const k of PEERS) if (ms[k] === null && !reasons[k] && rp && !blank.includes(k)) reasons[k] = 'not run';
+  const best = PEERS.filter((k) => ms[k] !== null).reduce((b, k) => (b === null || ms[k] < ms[b] ? k : b), null);
   rows.push({ id, workload, affonMs: r.affon.ms, tfjsMs: r.tfjs.ms, ratio: r.affon.ms / r.tfjs.ms,
-    affonSamples: r.affon.samples, tfjsSamples: r.tfjs.samples, ...extra });
+    ortMs: ms.ort, jaxMs: ms.jax, jaxJitMs: ms.jaxJit, bestPeer: best, bestMs: ms[best], bestRatio: r.affon.ms / ms[best],
+    peerScope: Boolean(rp), blank, peerChecks: rp?.checks ?? {}, peerReasons: reasons,
+    affonSamples: r.affon.samples, tfjsSamples: r.tfjs.samples,
+    ortSamples: r.ort?.samples, jaxSamples: r.jax?.samples, jaxJitSamples: r.jaxJit?.samples, ...rest });
 }
 
 async function main() {
@@ -107,6 +196,33 @@ async function main() {
   adapters.sameAdapter = adapters.affon.vendor === tfInfo.vendor
     && adapters.affon.architecture === tfInfo.architecture;
   if (!adapters.sameAdapter) throw new Error(`different adapters: ${JSON.stringify(adapters)}`);
+
+  // --- peers: ORT-Web and jax-js, each on its own GPUDevice; same adapter or not run ----------
+  status('initialising ONNX Runtime Web and jax-js…');
+  const peerMods = {};
+  for (const [key, file] of [['ort', './peers/ort.js'], ['jax', './peers/jax.js']]) {
+    try {
+      peerMods[key] = await import(file);
+      const info = await peerMods[key].setup();
+      peerState[key] = { ok: true, ...info };
+      const a = info.adapterInfo;
+      if (!a) peerState[key].adapterNote = 'adapter info not exposed';
+      else if (a.vendor !== adapters.affon.vendor || a.architecture !== adapters.affon.architecture) {
+        peerState[key] = { ...peerState[key], ok: false, reason: `different adapter: ${a.vendor}/${a.architecture}` };
+      }
+    } catch (e) {
+      peerState[key] = { ok: false, reason: `setup failed: ${`${e?.message ?? e}`.split('\n')[0].slice(0, 200)}` };
+    }
+  }
+  adapters.ort = { adapterInfo: peerState.ort.adapterInfo ?? null, from: 'device.adapterInfo of await ort.env.webgpu.device' };
+  adapters.jax = { adapterInfo: peerState.jax.adapterInfo ?? null, from: 'getWebGPUDevice().adapterInfo' };
+  adapters.peersSameAdapter = Object.fromEntries(['ort', 'jax'].map((k) => [k, peerState[k].adapterInfo
+    ? peerState[k].adapterInfo.vendor === adapters.affon.vendor && peerState[k].adapterInfo.architecture === adapters.affon.architecture
+    : null]));
+  status(`adapters: affon ${adapters.affon.vendor}/${adapters.affon.architecture}, TF.js ${tfInfo.vendor}/${tfInfo.architecture}, `
+    + ['ort', 'jax'].map((k) => `${{ ort: 'ORT-Web', jax: 'jax-js' }[k]} ${peerState[k].adapterInfo ? `${peerState[k].adapterInfo.vendor}/${peerState[k].adapterInfo.architecture}` : `(${peerState[k].reason ?? peerState[k].adapterNote})`}`).join(', ')
+    + `; same adapter: TF.js ${adapters.sameAdapter}, ORT-Web ${adapters.peersSameAdapter.ort}, jax-js ${adapters.peersSameAdapter.jax}`);
+  const ortP = peerMods.ort, jaxP = peerMods.jax;
 
   // --- a. 8-op elementwise chain on 1,048,576 floats ----------------------------------------
   status('a. elementwise chain…');
@@ -143,20 +259,57 @@ async function main() {
   const readT = async () => { const y = chainT(); await y.data(); y.dispose(); };
   const syncA = async (make) => { const y = make(); await session.sync(); y.dispose(); };
   const syncT = async () => { const y = chainT(); await tfQueueSync(); y.dispose(); };
-  row('a1', 'chain of 8 elementwise ops, 1M floats: eager (+ readback)', await pair(() => readA(chainA), readT),
-    { check, note: '8 dispatches + 4 MiB readback (to_array / data)' });
-  row('a2', 'same chain: affon compiled Program vs TF.js eager (+ readback)', await pair(() => readA(runChain), readT),
-    { check, note: 'exe.run({x}) then to_array; TF.js has no compiled form' });
-  row('a3', 'chain, eager, queue drain only (no readback)', await pair(() => syncA(chainA), syncT),
-    { note: 'session.sync() vs TF.js flush + queue.onSubmittedWorkDone()' });
-  row('a4', 'chain, affon Program vs TF.js eager, queue drain only', await pair(() => syncA(runChain), syncT),
-    { note: 'as a3, affon runs the Program' });
+  const eagerOut = await (async () => { const y = chainA(); const v = await y.to_array(); y.dispose(); return v; })();
+  const progOut = await (async () => { const y = runChain(); const v = await y.to_array(); y.dispose(); return v; })();
+  // Peers: ORT runs the chain as one 8-node ONNX graph (its only form); jax-js eager and jit.
+  const chainPeers = async (host, expected, { jaxEager = true, readback = true } = {}) => {
+    const rp = new RowPeers();
+    const o = await peerWorkload(rp, ['ort'], () => ortP.chain(host));
+    const j = await peerWorkload(rp, ['jax', 'jaxJit'], () => jaxP.chain(host));
+    if (o) await rp.add('ort', readback ? o.read : o.drain, readback ? o.read : o.readDevice, expected);
+    if (j && jaxEager) await rp.add('jax', readback ? j.eager.read : j.eager.drain, j.eager.read, expected);
+    if (j) await rp.add('jaxJit', readback ? j.jit.read : j.jit.drain, j.jit.read, expected);
+    rp.dispose = async () => { await o?.dispose(); j?.dispose(); };
+    return rp;
+  };
+  const withPeers = (rp, sides, opts) => bench({ ...sides, ...rp.sides }, opts);
+  const chainNote = 'ORT: the 8-node ONNX graph, input in a GPU buffer; jax-js eager: 8 kernels, recorded lazily and submitted at data(); jax-js jit: the traced chain';
+  {
+    const rp = await chainPeers(xHost, eagerOut);
+    row('a1', 'chain of 8 elementwise ops, 1M floats: eager (+ readback)', await withPeers(rp, { affon: () => readA(chainA), tfjs: readT }),
+      { check, peers: rp, note: `8 dispatches + 4 MiB readback (to_array / data); ${chainNote}` });
+    await rp.dispose();
+  }
+  {
+    const rp = await chainPeers(xHost, progOut, { jaxEager: false });
+    row('a2', 'same chain: affon compiled Program vs TF.js eager, ORT graph, jax-js jit (+ readback)', await withPeers(rp, { affon: () => readA(runChain), tfjs: readT }),
+      { check, peers: rp, blank: ['jax'], note: 'exe.run({x}) then to_array; TF.js has no compiled form; jax-js eager is in a1' });
+    await rp.dispose();
+  }
+  {
+    const rp = await chainPeers(xHost, eagerOut, { readback: false });
+    row('a3', 'chain, eager, queue drain only (no readback)', await withPeers(rp, { affon: () => syncA(chainA), tfjs: syncT }),
+      { check, peers: rp, note: 'session.sync() vs TF.js flush + queue.onSubmittedWorkDone(); ORT: output left in a GPU buffer + onSubmittedWorkDone(); jax-js: blockUntilReady() + onSubmittedWorkDone()' });
+    await rp.dispose();
+  }
+  {
+    const rp = await chainPeers(xHost, progOut, { readback: false, jaxEager: false });
+    row('a4', 'chain, affon Program vs TF.js eager, ORT graph, jax-js jit, queue drain only', await withPeers(rp, { affon: () => syncA(runChain), tfjs: syncT }),
+      { check, peers: rp, blank: ['jax'], note: 'as a3, affon runs the Program; jax-js eager is in a3' });
+    await rp.dispose();
+  }
   // Diagnostics that split the eager cost: per-op overhead (tiny tensor), unary and broadcast-binary kernels.
   const xs = session.tensor(xHost.subarray(0, 4096), [4096]); const xst = tf.tensor1d(xHost.subarray(0, 4096));
   const smallA = () => session.tidy(() => xs.mul(c1a).add(c2a).relu().square().sqrt().exp().neg().abs());
   const smallT = () => tf.tidy(() => tf.abs(tf.neg(tf.exp(tf.sqrt(tf.square(tf.relu(tf.add(tf.mul(xst, c1t), c2t))))))));
-  row('a5', 'same chain on 4,096 floats, eager (+ readback)', await pair(() => readA(smallA), async () => { const y = smallT(); await y.data(); y.dispose(); }),
-    { note: 'device work is negligible: per-op host/driver overhead + one 16 KiB readback' });
+  {
+    const smallOut = await (async () => { const y = smallA(); const v = await y.to_array(); y.dispose(); return v; })();
+    const smallCheck = maxRelDiff(smallOut, await (async () => { const y = smallT(); const v = await y.data(); y.dispose(); return v; })());
+    const rp = await chainPeers(xHost.subarray(0, 4096), smallOut);
+    row('a5', 'same chain on 4,096 floats, eager (+ readback)', await withPeers(rp, { affon: () => readA(smallA), tfjs: async () => { const y = smallT(); await y.data(); y.dispose(); } }),
+      { check: smallCheck, peers: rp, note: 'device work is negligible: per-op host/driver overhead + one 16 KiB readback; peers as a1' });
+    await rp.dispose();
+  }
   const reluA = () => session.tidy(() => { let y = xa; for (let i = 0; i < 8; i++) y = y.relu(); return y; });
   const reluT = () => tf.tidy(() => { let y = xt; for (let i = 0; i < 8; i++) y = tf.relu(y); return y; });
   row('a6', '8 × relu on 1M floats, eager, queue drain', await pair(async () => { const y = reluA(); await session.sync(); y.dispose(); },
@@ -171,6 +324,31 @@ async function main() {
   row('a8', '8 × mul by a same-shape tensor on 1M floats, eager, queue drain', await pair(async () => { const y = mulSameA(); await session.sync(); y.dispose(); },
     async () => { const y = mulSameT(); await tfQueueSync(); y.dispose(); }), { note: 'binary kernels without broadcasting (reads 8 MiB per op instead of 4)' });
   xs.dispose(); xst.dispose(); ones.dispose(); onest.dispose();
+  // a9: the chain followed by a full sum, one scalar read back.
+  {
+    const sp = new Program('chain8_sum');
+    {
+      const x = sp.input('x', 'float32', [N]);
+      const c1 = sp.constant(new Float32Array([0.5]), [], 'float32');
+      const c2 = sp.constant(new Float32Array([0.1]), [], 'float32');
+      sp.output('y', sp.sum(sp.abs(sp.neg(sp.exp(sp.sqrt(sp.square(sp.relu(sp.add(sp.mul(x, c1), c2)))))))));
+    }
+    const sumExe = session.compile(sp);
+    const runSum = () => sumExe.run({ x: xa }, undefined).y;
+    const sumT = () => tf.tidy(() => tf.sum(tf.abs(tf.neg(tf.exp(tf.sqrt(tf.square(tf.relu(tf.add(tf.mul(xt, c1t), c2t)))))))));
+    const ya = runSum(); const sumOut = [await ya.item()]; ya.dispose();
+    const yt = sumT(); const sumCheck = maxRelDiff(sumOut, await yt.data()); yt.dispose();
+    const rp = new RowPeers();
+    const o = await peerWorkload(rp, ['ort'], () => ortP.chainSum(xHost));
+    const j = await peerWorkload(rp, ['jax', 'jaxJit'], () => jaxP.chainSum(xHost));
+    if (o) await rp.add('ort', o.read, o.read, sumOut);
+    if (j) { await rp.add('jax', j.eager.read, j.eager.read, sumOut); await rp.add('jaxJit', j.jit.read, j.jit.read, sumOut); }
+    row('a9', 'chain + full sum, 1M floats: affon compiled Program vs jax-js jit and the others (+ scalar readback)',
+      await withPeers(rp, { affon: async () => { const y = runSum(); await y.item(); y.dispose(); }, tfjs: async () => { const y = sumT(); await y.data(); y.dispose(); } }),
+      { check: sumCheck, peers: rp, note: `affon: one Program (chain, sum node), item(); TF.js eager + tf.sum; ORT: the graph + ReduceSum (keepdims 0); jax-js: np.sum, eager and jit; sum ≈ ${sumOut[0].toFixed(1)}` });
+    await o?.dispose(); j?.dispose();
+    sumExe.dispose(); sp.free();
+  }
   {
     const before = metric('compute.storage', 'live_bytes', 'bench');
     telemetry.resetPeak();
@@ -197,8 +375,16 @@ async function main() {
     const A = session.tensor(aHost, [n, n]); const B = session.tensor(bHost, [n, n]);
     const At = tf.tensor2d(aHost, [n, n]); const Bt = tf.tensor2d(bHost, [n, n]);
     const ca = A.matmul(B); const ct = tf.matMul(At, Bt);
-    const mcheck = maxRelDiff(await ca.to_array(), await ct.data());
+    const caOut = await ca.to_array();
+    const mcheck = maxRelDiff(caOut, await ct.data());
     ca.dispose(); ct.dispose();
+    // Peers: ORT a one-node MatMul graph on two GPU-buffer inputs (output left on the device,
+    // getData() of the last); jax-js np.matmul eager and jit (its k results realised together).
+    const rp = new RowPeers();
+    const o = await peerWorkload(rp, ['ort'], () => ortP.matmul(aHost, bHost, n));
+    const j = await peerWorkload(rp, ['jax', 'jaxJit'], () => jaxP.matmul(aHost, bHost, n));
+    if (o) await rp.add('ort', () => o.run(k), () => o.run(1), caOut);
+    if (j) { await rp.add('jax', () => j.eager.run(k), () => j.eager.run(1), caOut); await rp.add('jaxJit', () => j.jit.run(k), () => j.jit.run(1), caOut); }
     // k products back to back, then one readback of the last: the time per product is /k.
     const fa = async () => {
       let c = null;
@@ -210,16 +396,22 @@ async function main() {
       for (let i = 0; i < k; i++) { c?.dispose(); c = tf.matMul(At, Bt); }
       await c.data(); c.dispose();
     };
-    const r = await pair(fa, ft, { warmup: 1, reps });
-    for (const side of ['affon', 'tfjs']) {
+    const r = await bench({ affon: fa, tfjs: ft, ...rp.sides }, { warmup: 1, reps, slow: { ms: 4000, reps: 2 } });
+    for (const side of ['affon', ...PEERS]) {
+      if (!r[side]) continue;
       r[side].samples = r[side].samples.map((ms) => ms / k);
       r[side].ms /= k;
     }
     const gflops = (ms) => (2 * n ** 3) / (ms * 1e6);
+    const sidesRun = ['affon', ...PEERS].filter((x) => r[x]);
+    const fewer = sidesRun.filter((x) => r.reps[x] < reps).map((x) => `${SHORT[x]} ${r.reps[x]}`);
     row(`b${n}`, `matmul ${n}×${n}·${n}×${n} float32`, r, {
-      check: mcheck, affonGflops: gflops(r.affon.ms), tfjsGflops: gflops(r.tfjs.ms),
-      note: `${k === 1 ? '1 product + its readback' : `${k} products + 1 readback of the last, per product`}; GFLOP/s affon ${gflops(r.affon.ms).toFixed(2)}, TF.js ${gflops(r.tfjs.ms).toFixed(2)}`,
+      check: mcheck, peers: rp, affonGflops: gflops(r.affon.ms), tfjsGflops: gflops(r.tfjs.ms),
+      gflops: Object.fromEntries(sidesRun.map((x) => [x, gflops(r[x].ms)])),
+      note: `${k === 1 ? '1 product + its readback' : `${k} products + 1 readback of the last, per product`}; GFLOP/s ${sidesRun.map((x) => `${SHORT[x] ?? 'affon'} ${gflops(r[x].ms).toFixed(2)}`).join(', ')}`
+        + `${fewer.length ? `; timed rounds (slow peer): ${fewer.join(', ')} of ${reps}` : ''}`,
     });
+    await o?.dispose(); j?.dispose();
     A.dispose(); B.dispose(); At.dispose(); Bt.dispose();
   }
 
@@ -256,6 +448,78 @@ async function main() {
     { note: 'affon as c1; TF.js forced to upload with its backend\'s internal uploadToGPU(dataId) (mapped staging buffer + copy), then one queue drain' });
   row('c2', '1000 × fill 1 MiB tensor on the device + dispose', await pair(() => fillA(loops), () => fillT(loops), { warmup: 0, reps: cReps }),
     { note: 'session.fill vs tf.fill (both a GPU fill kernel), then one queue drain' });
+  // c3: a tensor from the 1 MiB Float32Array, one op (square), read back.
+  {
+    status('c3. create + square + readback…');
+    const sqA = async () => { const t = session.tensor(mHost, [M]); const y = t.square(); const v = await y.to_array(); t.dispose(); y.dispose(); return v; };
+    const sqT = async () => { const t = tf.tensor1d(mHost); const y = tf.square(t); const v = await y.data(); t.dispose(); y.dispose(); return v; };
+    const sqOut = await sqA();
+    const sqCheck = maxRelDiff(sqOut, await sqT());
+    const rp = new RowPeers();
+    const o = await peerWorkload(rp, ['ort'], () => ortP.fromHostSquare(M));
+    if (o) await rp.add('ort', () => o.run(mHost), () => o.run(mHost), sqOut);
+    await rp.add('jax', () => jaxP.fromHostSquare(mHost), () => jaxP.fromHostSquare(mHost), sqOut);
+    row('c3', 'tensor from a 1 MiB Float32Array + square + readback', await bench({ affon: sqA, tfjs: sqT, ...rp.sides }),
+      { check: sqCheck, peers: rp, blank: ['jaxJit'], note: 'affon session.tensor / TF.js tf.tensor1d (uploaded at first use) / ORT a CPU ort.Tensor over the array fed to a one-node graph Mul(x, x) (ORT uploads, runs, downloads) / jax-js np.array (uploaded) → np.square → data(); then dispose' });
+    await o?.dispose();
+  }
+
+  // --- h. tiny ops: 1000 × square on a [3] tensor -----------------------------------------------
+  status('h. tiny ops…');
+  {
+    const h3 = hostData(3, 11);
+    const x3a = session.tensor(h3, [3]); const x3t = tf.tensor1d(h3);
+    const t3 = jaxP && peerState.jax.ok ? jaxP.tiny(h3) : null;
+    const sq3 = await (async () => { const y = x3a.square(); const v = await y.to_array(); y.dispose(); return v; })();
+    const h3check = maxRelDiff(sq3, await (async () => { const y = tf.square(x3t); const v = await y.data(); y.dispose(); return v; })());
+    const hN = 1000;
+    let keptA = [], keptT = [];
+    const noJit = 'a single op: jit not run';
+    // h1: plain — every result kept (disposed after the clock stops).
+    {
+      const rp = new RowPeers();
+      if (t3) await rp.add('jax', { run: () => t3.plain(hN), after: () => t3.release() }, t3.check, sq3);
+      else rp.skip('jax', peerState.jax.reason);
+      const r = await bench({
+        affon: { run: async () => { for (let i = 0; i < hN; i++) keptA.push(x3a.square()); await session.sync(); }, after: () => { keptA.forEach((t) => t.dispose()); keptA = []; } },
+        tfjs: { run: async () => { for (let i = 0; i < hN; i++) keptT.push(tf.square(x3t)); await tfQueueSync(); }, after: () => { keptT.forEach((t) => t.dispose()); keptT = []; } },
+        ...rp.sides,
+      });
+      row('h1', '1000 × square on a [3] tensor, plain (results kept, no dispose), queue drain', r, { check: h3check, peers: rp, blank: ['ort', 'jaxJit'],
+        note: `results disposed after the clock stops; jax-js: results realised together with blockUntilReady(all 1000) (its way to dispatch them), then onSubmittedWorkDone(); ${noJit}; h rows: ORT not run (no eager op API: each op would be a session.run)` });
+    }
+    // h2: inside one tidy scope.
+    {
+      const rp = new RowPeers();
+      rp.skip('jax', 'jax-js has no tidy scope (reference counting: every op consumes its arguments)');
+      const r = await bench({
+        affon: async () => { session.tidy(() => { for (let i = 0; i < hN; i++) x3a.square(); }); await session.sync(); },
+        tfjs: async () => { tf.tidy(() => { for (let i = 0; i < hN; i++) tf.square(x3t); }); await tfQueueSync(); },
+      });
+      row('h2', '1000 × square on a [3] tensor inside one tidy, queue drain', r, { check: h3check, peers: rp, blank: ['ort', 'jaxJit'],
+        note: 'session.tidy / tf.tidy free the 1000 results at the end of the scope' });
+    }
+    // h3: dispose each result right away.
+    {
+      const rp = new RowPeers();
+      let lazyMs = null;
+      if (t3) {
+        // Measured for the note only: jax-js never dispatches a kernel whose result is disposed unrealised.
+        await t3.disposeEach(hN);
+        const xs3 = [];
+        for (let i = 0; i < REPS; i++) { const t0 = now(); await t3.disposeEach(hN); xs3.push(now() - t0); }
+        lazyMs = median(xs3);
+      }
+      rp.skip('jax', t3 ? `jax-js is lazy: a result disposed before it is realised is never dispatched, so this loop does no device work (it takes ${fmtTime(lazyMs)} to build and drop the 1000 pending ops); no comparable form`
+        : peerState.jax.reason);
+      const r = await bench({
+        affon: async () => { for (let i = 0; i < hN; i++) x3a.square().dispose(); await session.sync(); },
+        tfjs: async () => { for (let i = 0; i < hN; i++) tf.square(x3t).dispose(); await tfQueueSync(); },
+      });
+      row('h3', '1000 × square on a [3] tensor, dispose each, queue drain', r, { check: h3check, peers: rp, blank: ['ort', 'jaxJit'], note: noJit });
+    }
+    t3?.dispose(); x3a.dispose(); x3t.dispose();
+  }
 
   // --- d. telemetry cost ----------------------------------------------------------------------
   status('d. telemetry…');
@@ -372,18 +636,40 @@ async function main() {
   }
   const mlpExe = session.compile(mp);
   const mlpRun = () => mlpExe.run(mA, undefined).y;
-  let fcheck;
+  let fcheck, mlpEagerOut, mlpProgOut;
   {
     const ya = mlpA(), yc = mlpRun(), yt = mlpT();
     const tv = await yt.data();
-    fcheck = Math.max(maxRelDiff(await ya.to_array(), tv), maxRelDiff(await yc.to_array(), tv));
+    mlpEagerOut = await ya.to_array(); mlpProgOut = await yc.to_array();
+    fcheck = Math.max(maxRelDiff(mlpEagerOut, tv), maxRelDiff(mlpProgOut, tv));
     ya.dispose(); yc.dispose(); yt.dispose();
   }
   const mlpReadT = async () => { const y = mlpT(); await y.data(); y.dispose(); };
-  row('f1', 'MLP 64×784→256→10 (relu, softmax): eager (+ readback)', await pair(() => readA(mlpA), mlpReadT),
-    { check: fcheck, note: '2 matmul + 2 add + relu + softmax, then 64×10 readback' });
-  row('f2', 'MLP: affon compiled Program vs TF.js eager (+ readback)', await pair(() => readA(mlpRun), mlpReadT),
-    { check: fcheck, note: 'weights are Program inputs (the same tensors)' });
+  // Peers: ORT one graph (MatMul, Add, Relu, MatMul, Add, Softmax) with the weights as
+  // initializers and x in a GPU buffer; jax-js eager and jit with all five arrays on the device.
+  const mlpHost = { x: hx, w1: hw1, b1: hb1, w2: hw2, b2: hb2 };
+  const mlpPeers = async (expected, jaxEager) => {
+    const rp = new RowPeers();
+    const o = await peerWorkload(rp, ['ort'], () => ortP.mlp(mlpHost, [BATCH, IN, HID, OUT]));
+    const j = await peerWorkload(rp, ['jax', 'jaxJit'], () => jaxP.mlp(mlpHost, [BATCH, IN, HID, OUT]));
+    if (o) await rp.add('ort', o.read, o.read, expected);
+    if (j && jaxEager) await rp.add('jax', j.eager.read, j.eager.read, expected);
+    if (j) await rp.add('jaxJit', j.jit.read, j.jit.read, expected);
+    rp.dispose = async () => { await o?.dispose(); j?.dispose(); };
+    return rp;
+  };
+  {
+    const rp = await mlpPeers(mlpEagerOut, true);
+    row('f1', 'MLP 64×784→256→10 (relu, softmax): eager (+ readback)', await bench({ affon: () => readA(mlpA), tfjs: mlpReadT, ...rp.sides }),
+      { check: fcheck, peers: rp, note: '2 matmul + 2 add + relu + softmax, then 64×10 readback; ORT: the 6-node graph, weights as initializers' });
+    await rp.dispose();
+  }
+  {
+    const rp = await mlpPeers(mlpProgOut, false);
+    row('f2', 'MLP: affon compiled Program vs TF.js eager, ORT graph, jax-js jit (+ readback)', await bench({ affon: () => readA(mlpRun), tfjs: mlpReadT, ...rp.sides }),
+      { check: fcheck, peers: rp, blank: ['jax'], note: 'weights are Program inputs (the same tensors); jax-js jit: weights are arguments; jax-js eager is in f1' });
+    await rp.dispose();
+  }
   {
     const before = metric('compute.storage', 'live_bytes', 'bench');
     telemetry.resetPeak();
@@ -461,13 +747,19 @@ async function main() {
   // --- results --------------------------------------------------------------------------------
   const results = {
     adapters, quick: QUICK, reps: REPS, warmup: WARMUP, userAgent: navigator.userAgent,
-    tfjsVersion: tf.version_core, rows, memory, growDetail, totalSeconds: (now() - started) / 1000,
+    tfjsVersion: tf.version_core, ortVersion: peerState.ort.version ?? null, jaxVersion: peerState.jax.version ?? null,
+    peers: Object.fromEntries(['ort', 'jax'].map((k) => [k, { ok: peerState[k].ok, reason: peerState[k].reason ?? null }])),
+    rows, memory, growDetail, totalSeconds: (now() - started) / 1000,
   };
   for (const r of rows) {
-    for (const k of ['affonMs', 'tfjsMs', 'ratio']) {
+    for (const k of ['affonMs', 'tfjsMs', 'ratio', 'bestMs', 'bestRatio']) {
       if (!Number.isFinite(r[k]) || r[k] <= 0) throw new Error(`row ${r.id}: ${k} = ${r[k]}`);
     }
+    for (const k of ['ortMs', 'jaxMs', 'jaxJitMs']) {
+      if (r[k] !== null && (!Number.isFinite(r[k]) || r[k] <= 0)) throw new Error(`row ${r.id}: ${k} = ${r[k]}`);
+    }
     if (r.check !== undefined && !(r.check < 1e-3)) throw new Error(`row ${r.id}: affon and TF.js disagree (max rel diff ${r.check})`);
+    for (const [k, d] of Object.entries(r.peerChecks)) if (!(d < 1e-3)) throw new Error(`row ${r.id}: affon and ${LABEL[k]} disagree (max rel diff ${d})`);
   }
   for (const m of memory) {
     for (const k of ['affonValue', 'affonEager', 'affonProgram', 'tfjsValue']) {
@@ -486,16 +778,47 @@ export function fmtTime(ms) {
   return `${(ms * 1000).toFixed(2)} µs`;
 }
 
-function markdown(r) {
+const msOf = (x, k) => (k === 'tfjs' ? x.tfjsMs : x[`${k}Ms`]);
+/** A peer's cell: its median, `—` (could not run: reason in the notes), or empty (not this row's form / scope). */
+function peerCell(x, k) {
+  const v = msOf(x, k);
+  if (v !== null) return fmtTime(v);
+  return !x.peerScope || x.blank.includes(k) ? '' : '—';
+}
+/** The row's note, then affon-vs-peer max rel diffs, then why each `—` peer has no figure. */
+function rowNote(x) {
+  let s = x.note ?? '';
+  const diffs = [];
+  if (x.check !== undefined) diffs.push(`${x.peerScope ? 'TF.js ' : ''}${x.check.toExponential(1)}`);
+  for (const k of ['ort', 'jax', 'jaxJit']) if (x.peerChecks[k] !== undefined && msOf(x, k) !== null) diffs.push(`${SHORT[k]} ${x.peerChecks[k].toExponential(1)}`);
+  if (diffs.length) s += ` (max rel diff${x.peerScope ? ' vs affon' : ''}${x.peerScope ? ':' : ''} ${diffs.join(', ')})`;
+  const why = Object.entries(x.peerReasons).filter(([k]) => msOf(x, k) === null && !x.blank.includes(k)).map(([k, v]) => `${LABEL[k]} —: ${v}`);
+  if (why.length) s += `. ${why.join('; ')}`;
+  return s;
+}
+
+function adapterLine(r) {
   const a = r.adapters;
+  const info = (i) => (i ? `${i.vendor}/${i.architecture}` : 'not exposed');
+  const peer = (k, name, ver) => (r.peers[k].ok || peerState[k].adapterInfo
+    ? `${name} ${ver}: ${info(a[k].adapterInfo)} (${a[k].from})`
+    : `${name}: not run (${r.peers[k].reason})`);
+  return `Adapters — affon: ${a.affon.vendor}/${a.affon.architecture} (${a.affon.backend}, ${a.affon.deviceType}); `
+    + `TF.js ${r.tfjsVersion}: ${a.tfjs.deviceAdapterInfo ? `${a.tfjs.deviceAdapterInfo.vendor}/${a.tfjs.deviceAdapterInfo.architecture} (device.adapterInfo)` : `${a.tfjs.backendAdapterInfo.vendor}/${a.tfjs.backendAdapterInfo.architecture}`}; `
+    + `${peer('ort', 'ORT-Web', r.ortVersion)}; ${peer('jax', 'jax-js', r.jaxVersion)}; `
+    + `same adapter as affon: TF.js ${a.sameAdapter}, ORT-Web ${a.peersSameAdapter.ort ?? 'unknown'}, jax-js ${a.peersSameAdapter.jax ?? 'unknown'} `
+    + '(each library on its own GPUDevice).';
+}
+
+function markdown(r) {
   const lines = [
-    `Adapters — affon: ${a.affon.vendor}/${a.affon.architecture} (${a.affon.backend}, ${a.affon.deviceType}); `
-      + `TF.js: ${a.tfjs.deviceAdapterInfo ? `${a.tfjs.deviceAdapterInfo.vendor}/${a.tfjs.deviceAdapterInfo.architecture} (device.adapterInfo)` : `${a.tfjs.backendAdapterInfo.vendor}/${a.tfjs.backendAdapterInfo.architecture}`}; same adapter: ${a.sameAdapter}. `
-      + `TF.js ${r.tfjsVersion}; ${r.reps} reps after ${r.warmup} warm-up (median); times: lower is better, affon/TF.js < 1 means affon is faster.`,
+    adapterLine(r),
+    `${r.reps} reps after ${r.warmup} warm-up (median); times: lower is better; best peer: the fastest figure on the row, whatever its form (eager, ONNX graph, jit); affon / best < 1 means affon is faster than it, `
+      + 'affon/TF.js < 1 that it is faster than TF.js. — : the peer could not run the workload (reason in the notes); empty: not that row\'s form, or not in the peers\' scope (rows compared with TF.js only).',
     '',
-    '| workload | affon | TF.js | affon/TF.js | notes |',
-    '|---|---:|---:|---:|---|',
-    ...r.rows.map((x) => `| ${x.id}. ${x.workload} | ${fmtTime(x.affonMs)} | ${fmtTime(x.tfjsMs)} | ${x.ratio.toFixed(2)} | ${x.note ?? ''}${x.check !== undefined ? ` (max rel diff ${x.check.toExponential(1)})` : ''} |`),
+    `| workload | affon | ${PEERS.map((k) => LABEL[k]).join(' | ')} | best peer | affon / best | affon/TF.js | notes |`,
+    `|---|---:|${PEERS.map(() => '---:').join('|')}|---|---:|---:|---|`,
+    ...r.rows.map((x) => `| ${x.id}. ${x.workload} | ${fmtTime(x.affonMs)} | ${PEERS.map((k) => peerCell(x, k)).join(' | ')} | ${LABEL[x.bestPeer]} | ${x.bestRatio.toFixed(2)} | ${x.ratio.toFixed(2)} | ${rowNote(x)} |`),
     '',
     '| memory | affon | TF.js | notes |',
     '|---|---|---|---|',
@@ -510,9 +833,10 @@ function render(r) {
   const esc = (s) => String(s).replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' }[c]));
   const a = r.adapters;
   const html = [
-    `<h2>Adapters</h2><pre>${esc(JSON.stringify(a, null, 2))}</pre>`,
-    '<h2>Time (median; lower is better)</h2><table><tr><th>workload</th><th>affon</th><th>TF.js</th><th>affon/TF.js</th><th>notes</th></tr>',
-    ...r.rows.map((x) => `<tr><td>${esc(`${x.id}. ${x.workload}`)}</td><td>${fmtTime(x.affonMs)}</td><td>${fmtTime(x.tfjsMs)}</td><td>${x.ratio.toFixed(2)}</td><td class="note">${esc(x.note ?? '')}</td></tr>`),
+    `<h2>Adapters</h2><p>${esc(adapterLine(r))}</p><pre>${esc(JSON.stringify(a, null, 2))}</pre>`,
+    `<h2>Time (median; lower is better)</h2><table><tr><th>workload</th><th>affon</th>${PEERS.map((k) => `<th>${esc(LABEL[k])}</th>`).join('')}<th>best peer</th><th>affon / best</th><th>affon/TF.js</th><th>notes</th></tr>`,
+    ...r.rows.map((x) => `<tr><td>${esc(`${x.id}. ${x.workload}`)}</td><td>${fmtTime(x.affonMs)}</td>${PEERS.map((k) => `<td>${peerCell(x, k)}</td>`).join('')}`
+      + `<td>${esc(LABEL[x.bestPeer])}</td><td>${x.bestRatio.toFixed(2)}</td><td>${x.ratio.toFixed(2)}</td><td class="note">${esc(rowNote(x))}</td></tr>`),
     '</table><h2>Memory</h2><table><tr><th>figure</th><th>affon</th><th>TF.js</th><th>notes</th></tr>',
     ...r.memory.map((m) => `<tr><td>${esc(`${m.id}. ${m.what}`)}</td><td class="note">${esc(m.affon)}</td><td class="note">${esc(m.tfjs)}</td><td class="note">${esc(m.note)}</td></tr>`),
     '</table>',
