@@ -125,6 +125,16 @@ export async function jsErrors(session, ledger) {
   out.badOptions = await acode(() => session.constructor.create({ pool: { maxTotalBytes: -1 } }));
   out.unknownOption = await acode(() => session.constructor.create({ pol: {} }));
   out.badClasses = await acode(() => session.constructor.create({ pool: { sizeClasses: 3 } }));
+  out.badCacheLimit = await acode(() => session.constructor.create({ pool: { cacheLimitBytes: 1.5 } }));
+  {
+    // cacheLimitBytes: 1024 keeps one 1 KiB buffer cached; the least recently released goes
+    using limited = await session.constructor.create({ pool: { cacheLimitBytes: 1024 } });
+    const a = limited.zeros([256]), b = limited.zeros([256]);
+    b.dispose();
+    a.dispose();
+    const u = limited.poolUsage();
+    out.cacheLimit = `${limited.poolConfig.cacheLimitBytes} ${u.bytesHeld} ${u.bytesCached} ${u.buffersCached}`;
+  }
   session.dispose();
   session.dispose();
   out.sessionDisposed = code(() => session.zeros([1]));
@@ -187,6 +197,8 @@ async fn js_errors_carry_stable_codes() {
         ("badOptions", "AffonError:INVALID_ARGUMENT"),
         ("unknownOption", "AffonError:INVALID_ARGUMENT"),
         ("badClasses", "AffonError:INVALID_ARGUMENT"),
+        ("badCacheLimit", "AffonError:INVALID_ARGUMENT"),
+        ("cacheLimit", "1024 1024 1024 1"),
         ("sessionDisposed", "AffonError:SESSION_DISPOSED"),
         ("arrayType", "Int32Array"),
         ("boolType", "Uint8Array"),

@@ -60,6 +60,7 @@ struct OptionsArg {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct PoolArg {
     max_total_bytes: Option<f64>,
+    cache_limit_bytes: Option<f64>,
     oversize_threshold_bytes: Option<f64>,
     size_classes: Option<ClassesArg>,
 }
@@ -97,7 +98,12 @@ fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
     if let Ok(pool) = js_sys::Reflect::get(&options, &"pool".into()) {
         check_keys(
             &pool,
-            &["maxTotalBytes", "oversizeThresholdBytes", "sizeClasses"],
+            &[
+                "maxTotalBytes",
+                "cacheLimitBytes",
+                "oversizeThresholdBytes",
+                "sizeClasses",
+            ],
             "options.pool",
         )?;
     }
@@ -123,6 +129,7 @@ fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
     Ok(SessionOptions {
         pool: PoolOptions {
             max_total_bytes: byte_option("maxTotalBytes", p.max_total_bytes)?,
+            cache_limit_bytes: byte_option("cacheLimitBytes", p.cache_limit_bytes)?,
             oversize_threshold_bytes: byte_option("oversizeThresholdBytes", p.oversize_threshold_bytes)?,
             size_classes,
         },

@@ -33,6 +33,8 @@ export type Padding = 'same' | 'valid' | number;
 export interface PoolOptions {
   /** Bound on the bytes the pool holds, in use + cached (default 2 GiB). */
   maxTotalBytes?: number;
+  /** Bound on the cached (free) bytes: releasing above it destroys the least recently released buffers (MLX's cache limit; default: none beyond `maxTotalBytes`). */
+  cacheLimitBytes?: number;
   /** Requests above this are exact-size and not cached (default 64 MiB). */
   oversizeThresholdBytes?: number;
   /** Steps per power of two (1, 2, 4, …, 64; default 4) or an ascending list of class sizes. */
@@ -65,7 +67,7 @@ export interface AdapterIdentity {
   backend: string; name: string; vendor: string; architecture: string; deviceType: string; driver: string;
   maxBufferSize: number; maxStorageBufferBindingSize: number;
 }
-export interface PoolConfig { maxTotalBytes: number; oversizeThresholdBytes: number; sizeClasses: string | number[] }
+export interface PoolConfig { maxTotalBytes: number; cacheLimitBytes: number | null; oversizeThresholdBytes: number; sizeClasses: string | number[] }
 export interface PoolUsage {
   bytesHeld: number; bytesCached: number; buffersInUse: number; buffersCached: number;
   /** `[class bytes, cached buffers, cached bytes]`, ascending. */

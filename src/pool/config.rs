@@ -17,6 +17,11 @@ pub const ENV_OVERSIZE: [&str; 2] = [
     "AFFON_METAL_POOL_OVERSIZE_THRESHOLD_BYTES",
 ];
 /// See [`ENV_MAX_TOTAL`].
+pub const ENV_CACHE_LIMIT: [&str; 2] = [
+    "AFFON_POOL_CACHE_LIMIT_BYTES",
+    "AFFON_METAL_POOL_CACHE_LIMIT_BYTES",
+];
+/// See [`ENV_MAX_TOTAL`].
 pub const ENV_SIZE_CLASSES: [&str; 2] = ["AFFON_POOL_SIZE_CLASSES", "AFFON_METAL_POOL_SIZE_CLASSES"];
 
 /// Pool options as a user gives them: every field optional.
@@ -24,6 +29,9 @@ pub const ENV_SIZE_CLASSES: [&str; 2] = ["AFFON_POOL_SIZE_CLASSES", "AFFON_METAL
 pub struct PoolOptions {
     /// Bound on bytes held (in use + cached).
     pub max_total_bytes: Option<u64>,
+    /// Bound on the cached (free) bytes: releasing above it destroys the least recently released
+    /// buffers (MLX's cache limit). Unset: only `max_total_bytes` bounds the cache.
+    pub cache_limit_bytes: Option<u64>,
     /// Requests strictly above this many bytes are exact-size and released on dispose.
     pub oversize_threshold_bytes: Option<u64>,
     /// Rounding policy.
@@ -36,6 +44,8 @@ pub struct PoolOptions {
 pub struct PoolConfig {
     /// Bound on bytes held (in use + cached).
     pub max_total_bytes: u64,
+    /// Bound on cached bytes (`None`: the cache is bounded by `max_total_bytes` alone).
+    pub cache_limit_bytes: Option<u64>,
     /// Requests strictly above this are exact-size and never cached.
     pub oversize_threshold_bytes: u64,
     /// Rounding policy.
@@ -54,6 +64,7 @@ impl Default for PoolConfig {
     fn default() -> Self {
         PoolConfig {
             max_total_bytes: DEFAULT_MAX_TOTAL_BYTES,
+            cache_limit_bytes: None,
             oversize_threshold_bytes: DEFAULT_OVERSIZE_THRESHOLD_BYTES,
             size_classes: SizeClasses::default(),
         }
@@ -105,6 +116,9 @@ impl PoolConfig {
         if let Some((n, v)) = lookup(env, ENV_MAX_TOTAL)? {
             c.max_total_bytes = parse_bytes(&v).map_err(|e| named(n, e))?;
         }
+        if let Some((n, v)) = lookup(env, ENV_CACHE_LIMIT)? {
+            c.cache_limit_bytes = Some(parse_bytes(&v).map_err(|e| named(n, e))?);
+        }
         if let Some((n, v)) = lookup(env, ENV_OVERSIZE)? {
             c.oversize_threshold_bytes = parse_bytes(&v).map_err(|e| named(n, e))?;
         }
@@ -113,6 +127,9 @@ impl PoolConfig {
         }
         if let Some(v) = opts.max_total_bytes {
             c.max_total_bytes = v;
+        }
+        if let Some(v) = opts.cache_limit_bytes {
+            c.cache_limit_bytes = Some(v);
         }
         if let Some(v) = opts.oversize_threshold_bytes {
             c.oversize_threshold_bytes = v;
@@ -149,6 +166,35 @@ mod tests {
 
     fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
         move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+    }
+
+    #[test]
+    fn the_cache_limit_comes_from_options_or_the_environment() {
+        let env = env_of(&[("AFFON_POOL_CACHE_LIMIT_BYTES", "8MiB")]);
+        let c = PoolConfig::resolve(&PoolOptions::default(), &env).unwrap();
+        assert_eq!(c.cache_limit_bytes, Some(8 << 20));
+        let o = PoolOptions {
+            cache_limit_bytes: Some(4096),
+            ..Default::default()
+        };
+        assert_eq!(
+            PoolConfig::resolve(&o, &env).unwrap().cache_limit_bytes,
+            Some(4096)
+        );
+        assert_eq!(PoolConfig::default().cache_limit_bytes, None);
+        let bad = env_of(&[("AFFON_POOL_CACHE_LIMIT_BYTES", "lots")]);
+        let e = PoolConfig::resolve(&PoolOptions::default(), &bad).unwrap_err();
+        assert!(e.to_string().contains("AFFON_POOL_CACHE_LIMIT_BYTES"), "{e}");
+        let both = env_of(&[
+            ("AFFON_POOL_CACHE_LIMIT_BYTES", "1M"),
+            ("AFFON_METAL_POOL_CACHE_LIMIT_BYTES", "2M"),
+        ]);
+        assert_eq!(
+            PoolConfig::resolve(&PoolOptions::default(), &both)
+                .unwrap_err()
+                .code(),
+            "INVALID_ARGUMENT"
+        );
     }
 
     #[test]

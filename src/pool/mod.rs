@@ -303,12 +303,46 @@ impl<S: Storage> Pool<S> {
                 cached: lease.size as i64,
                 ..Default::default()
             });
+            if let Some(limit) = self.config.cache_limit_bytes {
+                self.trim_to(limit);
+            }
         } else {
             self.storage.dealloc(lease.buffer);
             self.held -= lease.size;
             self.ledger.pool_changed(PoolDelta {
                 held: -(lease.size as i64),
                 buffers: -1,
+                ..Default::default()
+            });
+        }
+    }
+
+    /// Destroys cached buffers, least recently released first, until at most `limit` bytes are
+    /// cached (counted as evictions).
+    fn trim_to(&mut self, limit: u64) {
+        let (mut evicted, mut bytes) = (0u64, 0u64);
+        while self.cached > limit {
+            let Some((_, class)) = self.lru.pop_first() else {
+                break;
+            };
+            let Some(q) = self.free.get_mut(&class) else { break };
+            let Some(entry) = q.pop_front() else { break };
+            if q.is_empty() {
+                self.free.remove(&class);
+            }
+            self.storage.dealloc(entry.buffer);
+            self.cached -= class;
+            self.held -= class;
+            self.cached_count -= 1;
+            evicted += 1;
+            bytes += class;
+        }
+        if evicted > 0 {
+            self.ledger.pool_changed(PoolDelta {
+                held: -(bytes as i64),
+                cached: -(bytes as i64),
+                buffers: -(evicted as i64),
+                evictions: evicted,
                 ..Default::default()
             });
         }

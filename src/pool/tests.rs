@@ -73,12 +73,75 @@ fn the_device_limit_is_checked_before_evicting() {
 }
 
 fn pool(max: u64, oversize: u64) -> Pool<FakeDevice> {
+    pool_limited(max, oversize, None)
+}
+
+fn pool_limited(max: u64, oversize: u64, cache_limit: Option<u64>) -> Pool<FakeDevice> {
     let config = PoolConfig {
         max_total_bytes: max,
+        cache_limit_bytes: cache_limit,
         oversize_threshold_bytes: oversize,
         size_classes: SizeClasses::default(),
     };
     Pool::new(FakeDevice::default(), config, Arc::new(Ledger::standalone()))
+}
+
+#[test]
+fn the_cache_limit_releases_least_recently_released_first() {
+    let mut p = pool_limited(1 << 20, 1 << 16, Some(2048));
+    let (a, b, c) = (
+        p.acquire(1024).unwrap(),
+        p.acquire(1024).unwrap(),
+        p.acquire(1024).unwrap(),
+    );
+    p.release(b); // buffer 2: oldest
+    p.release(a); // 2048 cached: at the limit, nothing released
+    assert_eq!(snap(&p).pool_evictions, 0);
+    p.release(c); // 3072 > 2048: buffer 2 goes
+    assert!(!p.storage().alive.contains_key(&2));
+    assert!(p.storage().alive.contains_key(&1) && p.storage().alive.contains_key(&3));
+    let s = snap(&p);
+    assert_eq!(
+        (
+            s.pool_evictions,
+            s.pool_bytes,
+            s.pool_cached_bytes,
+            s.device_buffers
+        ),
+        (1, 2048, 2048, 2)
+    );
+    // releasing a buffer larger than the limit empties the cache oldest first — buffer 1, then
+    // the big one itself; a buffer in use is never touched
+    let big = p.acquire(4096).unwrap();
+    let small = p.acquire(1024).unwrap(); // a hit on buffer 3 (most recently released)
+    assert_eq!(small.buffer, 3);
+    p.release(big);
+    let s = snap(&p);
+    assert_eq!(
+        (
+            s.pool_bytes,
+            s.pool_cached_bytes,
+            s.device_buffers,
+            s.pool_evictions
+        ),
+        (1024, 0, 1, 3)
+    );
+    p.release(small);
+    assert_eq!(snap(&p).pool_cached_bytes, 1024);
+    // limit 0 caches nothing
+    let mut z = pool_limited(1 << 20, 1 << 16, Some(0));
+    let t = z.acquire(1000).unwrap();
+    z.release(t);
+    let s = snap(&z);
+    assert_eq!(
+        (
+            s.pool_bytes,
+            s.pool_cached_bytes,
+            s.device_buffers,
+            s.pool_evictions
+        ),
+        (0, 0, 0, 1)
+    );
 }
 
 fn snap(p: &Pool<FakeDevice>) -> crate::accounting::LedgerSnapshot {

@@ -20,6 +20,7 @@ pub fn scenario_options() -> SessionOptions {
             max_total_bytes: Some(1 << 20),
             oversize_threshold_bytes: Some(64 << 10),
             size_classes: None,
+            cache_limit_bytes: None,
         },
         label: Some("accounting-scenario".into()),
         capture_stacks: false,
