@@ -1,5 +1,7 @@
-// One workgroup of 64 threads per output element; each thread folds a strided slice of the reduced
-// elements, then the workgroup combines in shared memory. The host prepends `alias T = ...;`,
+// One workgroup of WG threads per output element; each thread folds a strided slice of the reduced
+// elements, then the workgroup combines in shared memory. The host prepends `const WG: u32` (64, or
+// 256 for long reductions) and `const CONTIG: bool`: the reduced axes are the trailing ones, so
+// output `o` reads elements `o·count .. (o+1)·count` (no per-element index arithmetic). The host prepends `alias T = ...;`,
 // `fn combine(x: T, y: T) -> T`, `const MEAN: bool` and `fn load(i: u32) -> T`, which reads element
 // `i` of the reduced tensor: from its buffer `a` (binding 2), or — a fused chain — computed from the
 // chain's leaves (bindings 2..) with the chain's parameters after these.
@@ -8,9 +10,9 @@
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
 
-var<workgroup> partial: array<T, 64>;
+var<workgroup> partial: array<T, WG>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,
@@ -33,7 +35,13 @@ fn main(
             rem = rem / dim;
         }
         let rd = 5u + 2u * kr;
-        for (var r = lid; r < count; r = r + 64u) {
+        if (CONTIG) {
+            let start = o * count;
+            for (var r = lid; r < count; r = r + WG) {
+                acc = combine(acc, load(start + r));
+            }
+        }
+        for (var r = select(lid, count, CONTIG); r < count; r = r + WG) {
             var rrem = r;
             var off = base;
             for (var d = i32(rr) - 1; d >= 0; d = d - 1) {
@@ -47,7 +55,7 @@ fn main(
     }
     partial[lid] = acc;
     workgroupBarrier();
-    for (var s = 32u; s > 0u; s = s >> 1u) {
+    for (var s = WG / 2u; s > 0u; s = s >> 1u) {
         if (lid < s) {
             partial[lid] = combine(partial[lid], partial[lid + s]);
         }

@@ -141,14 +141,21 @@ pub(super) fn reduce_from(
     };
     let combine = op.combine();
     let mean = op == ReduceOp::Mean;
-    let key = format!("{op:?}:{t}:{load_key}");
+    // the reduced axes are the trailing ones (size-1 axes aside): each output's inputs are contiguous
+    let first_reduced = (0..shape.len()).find(|i| red.contains(i) && shape[*i] > 1);
+    let contig = first_reduced.is_none_or(|f| (f..shape.len()).all(|i| red.contains(&i) || shape[i] == 1));
+    let wg = if count >= LONG { 256 } else { 64 };
+    let key = format!("{op:?}:{t}:{wg}:{contig}:{load_key}");
     let p = ctx.cache.pipeline(ctx.device, "reduce", &key, || {
-        format!("alias T = {t};\nconst MEAN: bool = {mean};\nfn combine(x: T, y: T) -> T {{ return {combine}; }}\n{load}{REDUCE}")
+        format!("alias T = {t};\nconst MEAN: bool = {mean};\nconst WG: u32 = {wg}u;\nconst CONTIG: bool = {contig};\nfn combine(x: T, y: T) -> T {{ return {combine}; }}\n{load}{REDUCE}")
     });
     let groups = grid(out_len);
     dispatch(ctx, enc, &p, (out.buffer, out_len), &params, &inputs, groups);
     Ok(())
 }
+
+/// Reductions of at least this many elements per output use 256 threads per output, not 64.
+const LONG: u32 = 4096;
 
 /// `fn load` of a reduction that reads a buffer.
 const PLAIN_LOAD: &str =

@@ -1066,10 +1066,16 @@ async fn reduce_cases(s: &Session, rng: &mut Rng) {
             }
         }
     }
-    // longer than the 64-thread workgroup, 1-element and scalar inputs
-    let others: [(&[usize], &[i64]); 6] = [
+    // longer than the 64-thread workgroup; 4096+ per output (256 threads), trailing axes
+    // (contiguous) or not, size-1 axes between; 1-element and scalar inputs
+    let others: [(&[usize], &[i64]); 11] = [
         (&[2, 1000], &[1]),
         (&[2, 1000], &[0]),
+        (&[2, 5003], &[1]),
+        (&[5003, 2], &[0]),
+        (&[70, 1, 70], &[0, 2]),
+        (&[3, 1, 1500], &[1, 2]),
+        (&[1, 4, 1], &[0]),
         (&[255], &[]),
         (&[255], &[0]),
         (&[1], &[0]),
