@@ -107,10 +107,10 @@ pub(crate) fn emit(sink: &mut impl Sink) {
     for o in owner_tables() {
         o.bytes_by_origin_into(&mut by_origin);
     }
-    let mut by_origin: Vec<(String, u64)> = by_origin.into_iter().collect();
+    let mut by_origin: Vec<(std::sync::Arc<str>, u64)> = by_origin.into_iter().collect();
     by_origin.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     for (origin, bytes) in &by_origin {
-        let labels = [("origin", origin.as_str())];
+        let labels = [("origin", &**origin)];
         sink.record(row(
             ("compute.storage", "live_bytes_by_origin", Gauge, "bytes"),
             &labels,
@@ -125,7 +125,7 @@ pub(crate) fn emit(sink: &mut impl Sink) {
             let mut mine = BTreeMap::new();
             o.bytes_by_origin_into(&mut mine);
             for (origin, bytes) in &mine {
-                let labels = [("session", r.label.as_str()), ("origin", origin.as_str())];
+                let labels = [("session", r.label.as_str()), ("origin", &**origin)];
                 sink.record(row(
                     ("compute.storage", "live_bytes_by_origin", Gauge, "bytes"),
                     &labels,
@@ -212,13 +212,16 @@ impl Sink for Values {
             value,
             dist,
         } = r;
-        let (s, n, u) = (
+        // the static names by address (no bytes to walk), the labels by content
+        let words = [
             scope.as_ptr() as usize,
             name.as_ptr() as usize,
             unit.as_ptr() as usize,
-        );
-        self.mix(&[s.to_le_bytes(), n.to_le_bytes(), u.to_le_bytes()].concat());
-        self.mix(&[kind as u8]);
+            kind as usize,
+        ];
+        for w in words {
+            self.hash = (self.hash ^ w as u64).wrapping_mul(0x0100_0000_01b3);
+        }
         for (k, v) in labels {
             self.mix(k.as_bytes());
             self.mix(v.as_bytes());

@@ -108,13 +108,13 @@ impl OwnerTable {
         }
     }
 
-    /// Adds this table's live bytes per origin into `into`.
-    pub(crate) fn bytes_by_origin_into(&self, into: &mut BTreeMap<String, u64>) {
+    /// Adds this table's live bytes per origin into `into` (origins are shared, not copied).
+    pub(crate) fn bytes_by_origin_into(&self, into: &mut BTreeMap<Arc<str>, u64>) {
         for (origin, (_, bytes)) in &self.live().totals {
-            match into.get_mut(&**origin) {
+            match into.get_mut(origin) {
                 Some(b) => *b += bytes,
                 None => {
-                    into.insert(origin.to_string(), *bytes);
+                    into.insert(origin.clone(), *bytes);
                 }
             }
         }

@@ -538,6 +538,19 @@ async function main() {
   ds.affon.ms /= 20 * dN; ds.tfjs.ms /= tN;
   ds.affon.samples = ds.affon.samples.map((x) => x / (20 * dN)); ds.tfjs.samples = ds.tfjs.samples.map((x) => x / tN);
   row('d2', 'one session.memory() vs one tf.memory()', ds, { note: `per call, averaged over ${20 * dN} (affon) / ${tN} (TF.js) calls; same TF.js-shaped summary` });
+  {
+    // the same with 1000 live tensors in 10 origins (100 results each of 10 different ops)
+    const base = session.ones([4]); const baseT = tf.ones([4]);
+    const ops = ['square', 'exp', 'neg', 'abs', 'relu', 'sqrt', 'sigmoid', 'tanh', 'log', 'sign'];
+    const liveA = [], liveT = [];
+    for (const op of ops) for (let i = 0; i < 100; i++) { liveA.push(base[op]()); liveT.push(tf[op](baseT)); }
+    const dk = await pair(() => perCall(() => telemetry.metrics(), dN), () => perCall(() => tf.memory(), tN), { warmup: 1 });
+    dk.affon.ms /= dN; dk.tfjs.ms /= tN;
+    dk.affon.samples = dk.affon.samples.map((x) => x / dN); dk.tfjs.samples = dk.tfjs.samples.map((x) => x / tN);
+    row('d1k', 'one telemetry.metrics() vs one tf.memory(), 1000 live tensors in 10 origins', dk,
+      { note: `as d1; metrics() returns ${telemetry.metrics().length} records (10 more per origin set: process-wide and per session)` });
+    liveA.forEach((t) => t.dispose()); liveT.forEach((t) => t.dispose()); base.dispose(); baseT.dispose();
+  }
   keepA.forEach((t) => t.dispose()); keepT.forEach((t) => t.dispose());
 
   // --- e. growing shapes ----------------------------------------------------------------------
