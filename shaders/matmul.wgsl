@@ -1,6 +1,6 @@
-// Batched, tiled matrix product: out[b] = a[b] (M×K) · b[b] (K×N). Each workgroup of 16×16 threads
-// computes a 64×64 output tile; each thread a 4×4 block held in registers, so every value loaded
-// into workgroup memory is used 4 times per thread (64 multiply-adds per 16 loads per k-step).
+// Batched, tiled matrix product: out[b] = a[b] (M×K) · b[b] (K×N). Each workgroup of 16×8 threads
+// computes a 64×64 output tile; each thread an 8×4 block held in registers (eight vec4 rows), so
+// each k-step costs 12 workgroup-memory loads for 32 multiply-adds.
 // The host prepends `alias T = f32|i32|u32;`, `const TRANS_A: bool` and `TRANS_B` (an operand stored
 // with its last two axes swapped: A as K×M, B as N×K, read in place) and `fn store(i: u32, v: T)` (a plain write, or a fused
 // epilogue: `kernels/fused.rs`).
@@ -13,10 +13,10 @@
 
 const TILE: u32 = 64u;
 const TK: u32 = 16u;
-var<workgroup> ta: array<array<T, 16>, 64>; // [row][k]
-var<workgroup> tb: array<array<T, 64>, 16>; // [k][col]
+var<workgroup> ta: array<array<vec4<T>, 16>, 16>; // [k][row / 4]: two vec4 loads per k-step
+var<workgroup> tb: array<array<vec4<T>, 16>, 16>; // [k][col / 4]: one vec4 load per k-step
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(16, 8)
 fn main(@builtin(workgroup_id) wid0: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let m = params[0];
     let kk = params[1];
@@ -35,29 +35,33 @@ fn main(@builtin(workgroup_id) wid0: vec3<u32>, @builtin(local_invocation_id) li
         a_off = a_off + c * params[7u + rank + k];
         b_off = b_off + c * params[7u + 2u * rank + k];
     }
-    let tid = lid.y * 16u + lid.x;
+    let tid = lid.y * 16u + lid.x; // 0..128
     let row_base = wid.y * TILE;
     let col_base = wid.x * TILE;
-    // four rows of four outputs in vector registers (no dynamically indexed private arrays:
+    // eight rows of four outputs in vector registers (no dynamically indexed private arrays:
     // GPU compilers may spill those to memory)
     var acc0 = vec4<T>();
     var acc1 = vec4<T>();
     var acc2 = vec4<T>();
     var acc3 = vec4<T>();
-    let r0 = lid.y * 4u;
+    var acc4 = vec4<T>();
+    var acc5 = vec4<T>();
+    var acc6 = vec4<T>();
+    var acc7 = vec4<T>();
+    let r0 = lid.y * 8u;
     let c0 = lid.x * 4u;
     for (var t = 0u; t < kk; t = t + TK) {
-        for (var j = 0u; j < 4u; j = j + 1u) {
-            let e = tid + 256u * j;
+        for (var j = 0u; j < 8u; j = j + 1u) {
+            let e = tid + 128u * j;
             // A tile: 64 rows × 16 k
             let r = e / TK;
             let c = e % TK;
             let gr = row_base + r;
             let gk = t + c;
             if (gr < m && gk < kk) {
-                ta[r][c] = bitcast<T>(a[a_off + select(gr * kk + gk, gk * m + gr, TRANS_A)]);
+                ta[c][r / 4u][r % 4u] = bitcast<T>(a[a_off + select(gr * kk + gk, gk * m + gr, TRANS_A)]);
             } else {
-                ta[r][c] = T(0);
+                ta[c][r / 4u][r % 4u] = T(0);
             }
             // B tile: 16 k × 64 cols
             let kr = e / TILE;
@@ -65,18 +69,24 @@ fn main(@builtin(workgroup_id) wid0: vec3<u32>, @builtin(local_invocation_id) li
             let bk = t + kr;
             let gc = col_base + cc;
             if (bk < kk && gc < n) {
-                tb[kr][cc] = bitcast<T>(b[b_off + select(bk * n + gc, gc * kk + bk, TRANS_B)]);
+                tb[kr][cc / 4u][cc % 4u] = bitcast<T>(b[b_off + select(bk * n + gc, gc * kk + bk, TRANS_B)]);
             } else {
-                tb[kr][cc] = T(0);
+                tb[kr][cc / 4u][cc % 4u] = T(0);
             }
         }
         workgroupBarrier();
         for (var k = 0u; k < TK; k = k + 1u) {
-            let bv = vec4<T>(tb[k][c0], tb[k][c0 + 1u], tb[k][c0 + 2u], tb[k][c0 + 3u]);
-            acc0 = acc0 + ta[r0][k] * bv;
-            acc1 = acc1 + ta[r0 + 1u][k] * bv;
-            acc2 = acc2 + ta[r0 + 2u][k] * bv;
-            acc3 = acc3 + ta[r0 + 3u][k] * bv;
+            let bv = tb[k][lid.x];
+            let a0 = ta[k][2u * lid.y];
+            let a1 = ta[k][2u * lid.y + 1u];
+            acc0 = acc0 + a0.x * bv;
+            acc1 = acc1 + a0.y * bv;
+            acc2 = acc2 + a0.z * bv;
+            acc3 = acc3 + a0.w * bv;
+            acc4 = acc4 + a1.x * bv;
+            acc5 = acc5 + a1.y * bv;
+            acc6 = acc6 + a1.z * bv;
+            acc7 = acc7 + a1.w * bv;
         }
         workgroupBarrier();
     }
@@ -87,6 +97,10 @@ fn main(@builtin(workgroup_id) wid0: vec3<u32>, @builtin(local_invocation_id) li
     write_row(out_off, row + 1u, col, m, n, acc1);
     write_row(out_off, row + 2u, col, m, n, acc2);
     write_row(out_off, row + 3u, col, m, n, acc3);
+    write_row(out_off, row + 4u, col, m, n, acc4);
+    write_row(out_off, row + 5u, col, m, n, acc5);
+    write_row(out_off, row + 6u, col, m, n, acc6);
+    write_row(out_off, row + 7u, col, m, n, acc7);
 }
 
 fn write_row(out_base: u32, r: u32, c: u32, m: u32, n: u32, v: vec4<T>) {
