@@ -1,7 +1,10 @@
 // One workgroup of WG threads per output element; each thread folds a strided slice of the reduced
 // elements, then the workgroup combines in shared memory. The host prepends `const WG: u32` (64, or
 // 256 for long reductions) and `const CONTIG: bool`: the reduced axes are the trailing ones, so
-// output `o` reads elements `o·count .. (o+1)·count` (no per-element index arithmetic). The host prepends `alias T = ...;`,
+// output `o` reads elements `o·count .. (o+1)·count` (no per-element index arithmetic); and
+// `const PARTS: u32`: with PARTS > 1 each output's elements are split into PARTS ranges, one
+// workgroup each, and workgroup `o·PARTS + p` writes its partial result (undivided) to `out[o·PARTS + p]`
+// (a scratch buffer: `shaders/reduce_parts.wgsl` combines them). The host prepends `alias T = ...;`,
 // `fn combine(x: T, y: T) -> T`, `const MEAN: bool` and `fn load(i: u32) -> T`, which reads element
 // `i` of the reduced tensor: from its buffer `a` (binding 2), or — a fused chain — computed from the
 // chain's leaves (bindings 2..) with the chain's parameters after these.
@@ -18,12 +21,17 @@ fn main(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let o = (wid.z * groups.y + wid.y) * groups.x + wid.x;
+    let lin = (wid.z * groups.y + wid.y) * groups.x + wid.x;
+    let o = lin / PARTS;
+    let part = lin % PARTS;
     let out_len = params[0];
     let count = params[1];
     let kr = params[2];
     let rr = params[3];
     var acc = bitcast<T>(params[4]);
+    let per = (count + PARTS - 1u) / PARTS;
+    let lo = part * per;
+    let hi = min(count, lo + per);
     if (o < out_len) {
         // base offset of this output's slice
         var rem = o;
@@ -37,11 +45,11 @@ fn main(
         let rd = 5u + 2u * kr;
         if (CONTIG) {
             let start = o * count;
-            for (var r = lid; r < count; r = r + WG) {
+            for (var r = lo + lid; r < hi; r = r + WG) {
                 acc = combine(acc, load(start + r));
             }
         }
-        for (var r = select(lid, count, CONTIG); r < count; r = r + WG) {
+        for (var r = select(lo + lid, hi, CONTIG); r < hi; r = r + WG) {
             var rrem = r;
             var off = base;
             for (var d = i32(rr) - 1; d >= 0; d = d - 1) {
@@ -63,6 +71,10 @@ fn main(
     }
     if (lid == 0u && o < out_len) {
         var v = partial[0];
+        if (PARTS > 1u) {
+            out[lin] = bitcast<u32>(v);
+            return;
+        }
         if (MEAN) {
             v = v / T(count);
         }

@@ -319,7 +319,11 @@ impl Executable {
             plan.peak_with(&|b| pool.rounded(b))
         };
         s.admit_rounded(peak, largest)?;
-        let ctx = s.ctx();
+        let alloc = |words| crate::session::scratch(s, words, &format!("a run of program '{}'", p.name()));
+        let ctx = crate::kernels::Ctx {
+            scratch: Some(&alloc),
+            ..s.ctx()
+        };
         let mut enc = crate::commands::Commands::default();
         // Storage made by this run, by node: outputs (kept) and intermediates (released at last use).
         let mut made: Vec<Option<Tensor>> = (0..nodes.len()).map(|_| None).collect();

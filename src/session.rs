@@ -119,6 +119,7 @@ impl SessionShared {
             device: &self.gpu.device,
             cache: &self.kernels,
             cpu_adapter: self.gpu.identity.device_type == "cpu",
+            scratch: None,
         }
     }
 
@@ -261,6 +262,20 @@ pub(crate) fn commit(s: &Shared<SessionShared>, c: crate::commands::Commands) {
             }
         });
     }
+}
+
+/// Scratch storage for a kernel of `s` (origin `scratch of <what>`), as `Ctx::scratch` allocates it.
+pub(crate) fn scratch(s: &Shared<SessionShared>, words: u64, what: &str) -> Result<crate::kernels::Scratch> {
+    let t = Tensor::allocate_untracked(
+        s,
+        vec![words as usize],
+        DType::Float32,
+        format!("scratch of {what}"),
+    )?;
+    Ok(crate::kernels::Scratch {
+        buffer: t.buffer()?.clone(),
+        _hold: Box::new(t),
+    })
 }
 
 /// Uploads `data` into `buffer`, after the pending batch (see `Gpu::write_buffer`).

@@ -30,9 +30,19 @@ pub(crate) fn apply(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor]) -> Res
     // concrete inputs give a concrete shape
     let shape: Vec<usize> = dims.into_iter().map(|d| d.unwrap_or(0)).collect();
     let _submission = s.submission();
+    let in_len = args.first().map_or(1, |a| a.shape().iter().product::<usize>()) as u64;
+    let scratch = op.scratch_words(in_len, shape.iter().product::<usize>() as u64);
+    if scratch > 0 {
+        // the output and the kernel's scratch must fit together, before either is taken
+        s.admit(&[crate::shape::byte_length(&shape)?, scratch * 4])?;
+    }
     let out = Tensor::allocate(s, shape, dtype, op.name().to_string())?;
     let operands = args.iter().map(|t| t.operand()).collect::<Result<Vec<_>>>()?;
-    let ctx = s.ctx();
+    let alloc = |words| crate::session::scratch(s, words, op.name());
+    let ctx = crate::kernels::Ctx {
+        scratch: Some(&alloc),
+        ..s.ctx()
+    };
     let mut enc = crate::commands::Commands::default();
     crate::kernels::record(&ctx, &mut enc, op, &operands, out.operand()?)?;
     crate::session::commit(s, enc);

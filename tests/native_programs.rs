@@ -43,3 +43,8 @@ fn elementwise_chains_fuse() {
 fn reductions_read_their_chain() {
     block_on(programs::reductions_read_their_chain(&session()));
 }
+
+#[test]
+fn split_reductions_are_planned_and_accounted() {
+    block_on(programs::split_reductions_are_planned_and_accounted(&session()));
+}

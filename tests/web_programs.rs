@@ -496,3 +496,8 @@ async fn op_table_js_surface() {
 async fn reductions_read_their_chain() {
     programs::reductions_read_their_chain(&session().await).await;
 }
+
+#[wasm_bindgen_test]
+async fn split_reductions_are_planned_and_accounted() {
+    programs::split_reductions_are_planned_and_accounted(&session().await).await;
+}

@@ -80,6 +80,15 @@ pub(crate) struct Ctx<'a> {
     /// The adapter runs on the CPU (lavapipe, SwiftShader): few cores, so occupancy never limits
     /// and the kernels with the most work per thread win.
     pub cpu_adapter: bool,
+    /// Allocates planned scratch storage (accounted like an intermediate; see
+    /// `Op::scratch_words`). `None`: kernels that would use scratch run without it.
+    pub scratch: Option<&'a dyn Fn(u64) -> Result<Scratch>>,
+}
+
+/// Scratch storage of one kernel: its buffer, and what releases it when dropped.
+pub(crate) struct Scratch {
+    pub buffer: wgpu::Buffer,
+    pub _hold: Box<dyn std::any::Any>,
 }
 
 /// One tensor operand: its buffer, shape and dtype.

@@ -12,6 +12,7 @@ use crate::program::fusion::Group;
 const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
 const SOFTMAX: &str = include_str!("../../shaders/softmax.wgsl");
 const CUMSUM: &str = include_str!("../../shaders/cumsum.wgsl");
+const REDUCE_PARTS: &str = include_str!("../../shaders/reduce_parts.wgsl");
 
 /// Running sums along `ax` (`shaders/cumsum.wgsl`): one thread per line.
 pub(crate) fn cumsum(
@@ -145,12 +146,62 @@ pub(super) fn reduce_from(
     let first_reduced = (0..shape.len()).find(|i| red.contains(i) && shape[*i] > 1);
     let contig = first_reduced.is_none_or(|f| (f..shape.len()).all(|i| red.contains(&i) || shape[i] == 1));
     let wg = if count >= LONG { 256 } else { 64 };
-    let key = format!("{op:?}:{t}:{wg}:{contig}:{load_key}");
+    // a long reduction into few outputs: `parts` workgroups per output, then a combining pass
+    let scratch = match ctx.scratch {
+        Some(alloc) if crate::ops::reduce_parts(count as u64, out_len) > 1 => {
+            Some(alloc(out_len * crate::ops::reduce_parts(count as u64, out_len))?)
+        }
+        _ => None,
+    };
+    let parts = match &scratch {
+        Some(_) => crate::ops::reduce_parts(count as u64, out_len),
+        None => 1,
+    };
+    let prelude = format!(
+        "alias T = {t};\nconst MEAN: bool = {mean};\nfn combine(x: T, y: T) -> T {{ return {combine}; }}\n"
+    );
+    let key = format!("{op:?}:{t}:{wg}:{contig}:{parts}:{load_key}");
     let p = ctx.cache.pipeline(ctx.device, "reduce", &key, || {
-        format!("alias T = {t};\nconst MEAN: bool = {mean};\nconst WG: u32 = {wg}u;\nconst CONTIG: bool = {contig};\nfn combine(x: T, y: T) -> T {{ return {combine}; }}\n{load}{REDUCE}")
+        format!("{prelude}const WG: u32 = {wg}u;\nconst CONTIG: bool = {contig};\nconst PARTS: u32 = {parts}u;\n{load}{REDUCE}")
     });
-    let groups = grid(out_len);
-    dispatch(ctx, enc, &p, (out.buffer, out_len), &params, &inputs, groups);
+    let Some(scratch) = scratch else {
+        dispatch(
+            ctx,
+            enc,
+            &p,
+            (out.buffer, out_len),
+            &params,
+            &inputs,
+            grid(out_len),
+        );
+        return Ok(());
+    };
+    let words = out_len * parts;
+    dispatch(
+        ctx,
+        enc,
+        &p,
+        (&scratch.buffer, words),
+        &params,
+        &inputs,
+        grid(words),
+    );
+    let p2 = ctx
+        .cache
+        .pipeline(ctx.device, "reduce_parts", &format!("{op:?}:{t}"), || {
+            format!("{prelude}{REDUCE_PARTS}")
+        });
+    let params2 = [out_len as u32, parts as u32, count, identity(op, dtype)];
+    let parts_in = [(&scratch.buffer, words)];
+    dispatch(
+        ctx,
+        enc,
+        &p2,
+        (out.buffer, out_len),
+        &params2,
+        &parts_in,
+        grid(out_len),
+    );
     Ok(())
 }
 

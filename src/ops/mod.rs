@@ -213,7 +213,39 @@ macro_rules! define_op {
 
 crate::kernel_table!(define_op);
 
+/// Elements per workgroup below which a reduction with few outputs is not split.
+const SPLIT_ELEMENTS: u64 = 16_384;
+/// Most partial results per output of a split reduction.
+const MAX_PARTS: u64 = 256;
+
+/// How many parts each output of a reduction of `count` elements into `outputs` values is split
+/// into (1: not split). A long reduction into few outputs runs as `parts` workgroups per output
+/// writing partial results to a scratch buffer, then one more pass combines them; the scratch is
+/// `outputs × parts` words, planned and accounted like any intermediate.
+pub(crate) fn reduce_parts(count: u64, outputs: u64) -> u64 {
+    if outputs >= 64 {
+        return 1; // enough workgroups already
+    }
+    (count / SPLIT_ELEMENTS).clamp(1, MAX_PARTS)
+}
+
 impl Op {
+    /// Words of scratch a kernel of this op needs for an input of `input` elements and an output of
+    /// `output` elements (0: none): a split reduction's partial results.
+    pub(crate) fn scratch_words(&self, input: u64, output: u64) -> u64 {
+        match self {
+            Op::Reduce { .. } => {
+                let parts = reduce_parts(input / output.max(1), output);
+                if parts > 1 {
+                    output * parts
+                } else {
+                    0
+                }
+            }
+            _ => 0,
+        }
+    }
+
     /// The unary op of this name, if any.
     pub fn unary(name: &str) -> Option<UnaryOp> {
         UnaryOp::ALL.iter().copied().find(|u| u.name() == name)

@@ -225,6 +225,15 @@ fn schedule(
             !output_nodes.contains(&i),
             slot_bytes[i],
         ));
+        // a kernel's scratch (a split reduction's partial results) lives while the node runs
+        if let Node::Op { op, args } = node {
+            let input = args.first().map_or(1, |&a| shapes[a].iter().product::<usize>()) as u64;
+            let words = op.scratch_words(input, shapes[i].iter().product::<usize>() as u64);
+            if words > 0 {
+                steps.push(Step::Acquire(words * 4, true, 0));
+                steps.push(Step::Release(words * 4, 0));
+            }
+        }
         for &a in &reads[i] {
             let is_mid = matches!(nodes[a], Node::Op { .. }) && !output_nodes.contains(&a);
             if is_mid && last_use[a] == i && !freed[a] {

@@ -1068,7 +1068,7 @@ async fn reduce_cases(s: &Session, rng: &mut Rng) {
     }
     // longer than the 64-thread workgroup; 4096+ per output (256 threads), trailing axes
     // (contiguous) or not, size-1 axes between; 1-element and scalar inputs
-    let others: [(&[usize], &[i64]); 11] = [
+    let others: [(&[usize], &[i64]); 14] = [
         (&[2, 1000], &[1]),
         (&[2, 1000], &[0]),
         (&[2, 5003], &[1]),
@@ -1076,6 +1076,10 @@ async fn reduce_cases(s: &Session, rng: &mut Rng) {
         (&[70, 1, 70], &[0, 2]),
         (&[3, 1, 1500], &[1, 2]),
         (&[1, 4, 1], &[0]),
+        // long reductions into few outputs: split into parts, then combined
+        (&[70_000], &[]),
+        (&[3, 40_000], &[1]),
+        (&[40_000, 3], &[0]),
         (&[255], &[]),
         (&[255], &[0]),
         (&[1], &[0]),

@@ -469,3 +469,55 @@ pub async fn reductions_read_their_chain(s: &Session) {
         "{got} vs {total}"
     );
 }
+
+/// A long reduction into few outputs runs in parts (partial results in scratch storage, then a
+/// combining pass): the scratch is in the memory plan and in the measured peak, gone when the call
+/// returns, eager and compiled; the values match float64.
+pub async fn split_reductions_are_planned_and_accounted(s: &Session) {
+    let n = 1usize << 17; // 131,072 elements: 8 parts of 16,384
+    let xs: Vec<f32> = (0..n).map(|i| ((i % 1000) as f32 - 499.5) / 100.0).collect();
+    let want: f64 = xs.iter().map(|&v| (v as f64).exp()).sum();
+    let x = s.tensor(&xs, &[n]).unwrap();
+    // compiled: exp fused into the sum's first pass
+    let mut p = Program::new("long_sum");
+    let xn = p.input("x", DType::Float32, &[-1]).unwrap();
+    let e = p.exp(xn).unwrap();
+    let total = p.sum(e, &[], false).unwrap();
+    p.output("total", total).unwrap();
+    let exe = s.compile(&p).unwrap();
+    let plan = exe
+        .memory_plan(&HashMap::from([("x".to_string(), vec![n])]))
+        .unwrap();
+    assert_eq!(
+        (plan.intermediate_bytes, plan.output_bytes, plan.peak_bytes),
+        (32, 4, 36),
+        "8 partial results (32 B of scratch) beside the 4-byte output"
+    );
+    let before = s.stats().live_bytes;
+    affon::telemetry::reset_peak();
+    let d0 = s.stats().dispatches;
+    let out = exe.run(&[("x", &x)], None).unwrap().remove(0).1;
+    let st = s.stats();
+    assert_eq!(st.dispatches - d0, 2, "the parts, then their combination");
+    assert_eq!(
+        st.peak_bytes,
+        before + plan.peak_bytes,
+        "telemetry confirms the plan"
+    );
+    assert_eq!(st.live_bytes, before + 4, "the scratch is gone when run returns");
+    let got = out.read::<f32>().await.unwrap()[0] as f64;
+    assert!((got - want).abs() <= 1e-5 * want, "{got} vs {want}");
+    // eager: the same accounting
+    let before = s.stats().live_bytes;
+    affon::telemetry::reset_peak();
+    let y = x.sum(&[], false).unwrap();
+    let st = s.stats();
+    assert_eq!(st.peak_bytes, before + 4 + 32);
+    assert_eq!(st.live_bytes, before + 4);
+    let plain: f64 = xs.iter().map(|&v| v as f64).sum();
+    let got = y.read::<f32>().await.unwrap()[0] as f64;
+    assert!(
+        (got - plain).abs() <= 1e-5 * xs.iter().map(|v| v.abs() as f64).sum::<f64>(),
+        "{got} vs {plain}"
+    );
+}
