@@ -125,6 +125,24 @@ function hostData(n, seed, lo = -1, hi = 1) {
   return out;
 }
 
+/** `data` of row-major `shape` with its axes permuted (`perm[i]`: the source axis of result axis i). */
+function permute(data, shape, perm) {
+  const outShape = perm.map((a) => shape[a]);
+  const srcStride = shape.map((_, i) => shape.slice(i + 1).reduce((a, b) => a * b, 1));
+  const stride = perm.map((a) => srcStride[a]);   // source stride of each result axis
+  const out = new Float32Array(data.length);
+  const idx = new Array(outShape.length).fill(0);
+  for (let o = 0, src = 0; o < out.length; o++) {
+    out[o] = data[src];
+    for (let d = outShape.length - 1; d >= 0; d--) {
+      src += stride[d];
+      if (++idx[d] < outShape[d]) break;
+      src -= stride[d] * outShape[d]; idx[d] = 0;
+    }
+  }
+  return out;
+}
+
 /** Largest |a - b| relative to max(1, |b|): a correctness check between the two libraries. */
 function maxRelDiff(a, b) {
   if (a.length !== b.length) throw new Error(`length mismatch ${a.length} vs ${b.length}`);
@@ -701,6 +719,91 @@ async function main() {
   }
   mlpExe.dispose(); mp.free();
   Object.values(mA).forEach((t) => t.dispose()); Object.values(mT).forEach((t) => t.dispose());
+
+  // --- m. MobileNet-style block: depthwise 3×3 + batchNorm + relu6, pointwise 1×1 + batchNorm + relu6
+  status('m. MobileNet block…');
+  {
+    const [H, W, C, CO] = [112, 112, 32, 64];
+    const eps = 1e-3;
+    // Ranges chosen so that both relu6 clip at 0 and at 6 (about half the outputs are 0, 1.3 % are 6).
+    const hx = hostData(H * W * C, 61, -2, 2), hdw = hostData(3 * 3 * C, 62, -1, 1), hpw = hostData(C * CO, 63, -0.5, 0.5);
+    const bnHost = (ch, seed) => ({ mean: hostData(ch, seed, -0.1, 0.1), variance: hostData(ch, seed + 1, 0.5, 1.5),
+      offset: hostData(ch, seed + 2, -0.1, 0.1), scale: hostData(ch, seed + 3, 0.5, 1.5) });
+    const bn1 = bnHost(C, 64), bn2 = bnHost(CO, 68);
+    // affon / TF.js: NHWC input, filters [3, 3, C, 1] and [1, 1, C, CO]; the batch-norm vectors [ch].
+    const bnA = (b, ch) => Object.fromEntries(Object.entries(b).map(([k, v]) => [k, session.tensor(v, [ch])]));
+    const bA = { x: session.tensor(hx, [1, H, W, C]), dw: session.tensor(hdw, [3, 3, C, 1]), pw: session.tensor(hpw, [1, 1, C, CO]) };
+    const b1A = bnA(bn1, C), b2A = bnA(bn2, CO);
+    const bnT = (b) => Object.fromEntries(Object.entries(b).map(([k, v]) => [k, tf.tensor1d(v)]));
+    const bT = { x: tf.tensor4d(hx, [1, H, W, C]), dw: tf.tensor4d(hdw, [3, 3, C, 1]), pw: tf.tensor4d(hpw, [1, 1, C, CO]) };
+    const b1T = bnT(bn1), b2T = bnT(bn2);
+    const blockA = () => session.tidy(() => bA.x.depthwiseConv2d(bA.dw, [1, 1], 'same')
+      .batchNorm(b1A.mean, b1A.variance, b1A.offset, b1A.scale, eps).clipByValue(0, 6)
+      .conv2d(bA.pw, [1, 1], 'same').batchNorm(b2A.mean, b2A.variance, b2A.offset, b2A.scale, eps).clipByValue(0, 6));
+    const blockT = () => tf.tidy(() => {
+      const t = tf.clipByValue(tf.batchNorm(tf.depthwiseConv2d(bT.x, bT.dw, [1, 1], 'same'), b1T.mean, b1T.variance, b1T.offset, b1T.scale, eps), 0, 6);
+      return tf.clipByValue(tf.batchNorm(tf.conv2d(t, bT.pw, [1, 1], 'same'), b2T.mean, b2T.variance, b2T.offset, b2T.scale, eps), 0, 6);
+    });
+    const bp = new Program('mobilenet_block');
+    const bnNames = (k) => ['mean', 'variance', 'offset', 'scale'].map((n) => `${k}_${n}`);
+    {
+      const x = bp.input('x', 'float32', [1, H, W, C]); const dw = bp.input('dw', 'float32', [3, 3, C, 1]);
+      const pw = bp.input('pw', 'float32', [1, 1, C, CO]);
+      const [m1, v1, o1, s1] = bnNames('bn1').map((n) => bp.input(n, 'float32', [C]));
+      const [m2, v2, o2, s2] = bnNames('bn2').map((n) => bp.input(n, 'float32', [CO]));
+      const t = bp.clipByValue(bp.batchNorm(bp.depthwiseConv2d(x, dw, [1, 1], 'same'), m1, v1, o1, s1, eps), 0, 6);
+      bp.output('y', bp.clipByValue(bp.batchNorm(bp.conv2d(t, pw, [1, 1], 'same'), m2, v2, o2, s2, eps), 0, 6));
+    }
+    const blockExe = session.compile(bp);
+    const feeds = { ...bA, ...Object.fromEntries(Object.entries(b1A).map(([k, v]) => [`bn1_${k}`, v])),
+      ...Object.fromEntries(Object.entries(b2A).map(([k, v]) => [`bn2_${k}`, v])) };
+    const blockRun = () => blockExe.run(feeds, undefined).y;
+    let mcheck, blockEagerOut, blockProgOut;
+    {
+      const ya = blockA(), yc = blockRun(), yt = blockT();
+      const tv = await yt.data();
+      blockEagerOut = await ya.to_array(); blockProgOut = await yc.to_array();
+      mcheck = Math.max(maxRelDiff(blockEagerOut, tv), maxRelDiff(blockProgOut, tv));
+      ya.dispose(); yc.dispose(); yt.dispose();
+    }
+    const blockReadT = async () => { const y = blockT(); await y.data(); y.dispose(); };
+    // Peers (NCHW): the input and weights transposed on the host once, here, before any timing;
+    // their NCHW results are transposed back (untimed, in the check) to compare with affon's.
+    const nchwHost = { x: permute(hx, [1, H, W, C], [0, 3, 1, 2]), dw: permute(hdw, [3, 3, C, 1], [2, 3, 0, 1]),
+      pw: permute(hpw, [1, 1, C, CO], [3, 2, 0, 1]), bn1, bn2 };
+    const dims = { c: C, cOut: CO, height: H, width: W, eps };
+    const toNhwc = (y) => permute(y, [1, CO, H, W], [0, 2, 3, 1]);
+    const blockPeers = async (expected, jaxEager) => {
+      const rp = new RowPeers();
+      const o = await peerWorkload(rp, ['ort'], () => ortP.mobileBlock(nchwHost, dims));
+      const j = await peerWorkload(rp, ['jax', 'jaxJit'], () => jaxP.mobileBlock(nchwHost, dims));
+      if (o) await rp.add('ort', o.read, async () => toNhwc(await o.read()), expected);
+      if (j && jaxEager) await rp.add('jax', j.eager.read, async () => toNhwc(await j.eager.read()), expected);
+      if (j) await rp.add('jaxJit', j.jit.read, async () => toNhwc(await j.jit.read()), expected);
+      rp.dispose = async () => { await o?.dispose(); j?.dispose(); };
+      return rp;
+    };
+    const blockNote = `output ${H}×${W}×${CO} floats (${(H * W * CO * 4 / 2 ** 20).toFixed(2)} MiB) read back; batch-norm epsilon ${eps}; `
+      + 'ORT: one 6-node NCHW graph (Conv group=32, BatchNormalization, Clip, Conv 1×1, BatchNormalization, Clip), weights and statistics as initializers, x in a GPU buffer (graphOptimizationLevel all: ORT may fold each BatchNormalization into its Conv); '
+      + 'jax-js: NCHW, lax.convGeneralDilated (featureGroupCount 32) + lax.conv, batch norm as elementwise ops, np.clip; ORT/jax-js inputs and weights transposed to NCHW on the host before timing, their output transposed back for the check only';
+    {
+      const rp = await blockPeers(blockEagerOut, true);
+      row('m1', 'MobileNet-style block on 1×112×112×32: depthwise 3×3 + batchNorm + relu6, pointwise 1×1 → 64 + batchNorm + relu6: eager (+ readback)',
+        await bench({ affon: () => readA(blockA), tfjs: blockReadT, ...rp.sides }),
+        { check: mcheck, peers: rp, note: `affon/TF.js: NHWC, 6 ops (depthwiseConv2d, batchNorm, clipByValue, conv2d, batchNorm, clipByValue); ${blockNote}` });
+      await rp.dispose();
+    }
+    {
+      const rp = await blockPeers(blockProgOut, false);
+      row('m2', 'MobileNet-style block: affon compiled Program vs TF.js eager, ORT graph, jax-js jit (+ readback)',
+        await bench({ affon: () => readA(blockRun), tfjs: blockReadT, ...rp.sides }),
+        { check: mcheck, peers: rp, blank: ['jax'], note: 'weights and statistics are Program inputs (the same tensors); jax-js jit: they are arguments; jax-js eager is in m1' });
+      await rp.dispose();
+    }
+    blockExe.dispose(); bp.free();
+    [...Object.values(bA), ...Object.values(b1A), ...Object.values(b2A)].forEach((t) => t.dispose());
+    [...Object.values(bT), ...Object.values(b1T), ...Object.values(b2T)].forEach((t) => t.dispose());
+  }
 
   // --- g. one training step: MLP 784-128-10, batch 64, Adam -----------------------------------
   status('g. training step…');

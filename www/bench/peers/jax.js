@@ -7,7 +7,7 @@
 // `blockUntilReady()`); `data()` also disposes the array. A queue drain here is
 // `blockUntilReady()` (submits the pending kernels and waits for a zero-byte read) followed by
 // `queue.onSubmittedWorkDone()` on jax-js's GPUDevice.
-import { init, defaultDevice, getWebGPUDevice, jit, blockUntilReady, numpy as np, nn } from '@jax-js/jax';
+import { init, defaultDevice, getWebGPUDevice, jit, blockUntilReady, numpy as np, nn, lax } from '@jax-js/jax';
 
 let device = null;
 
@@ -90,6 +90,32 @@ export function mlp(host, [batch, inDim, hid, outDim]) {
     eager: { read: () => f(...args()).data() },
     jit: { read: () => jf(...args()).data() },
     dispose() { jf.dispose(); Object.values(p).forEach((a) => a.dispose()); },
+  };
+}
+
+/**
+ * m: the MobileNet-style block, NCHW (jax-js's convolution layout): `lax.convGeneralDilated` with
+ * featureGroupCount = C (depthwise 3×3, 'SAME') → batch norm → clip(0, 6) → `lax.conv` 1×1 to
+ * `cOut` channels → batch norm → clip(0, 6). Batch norm is (x − mean) / sqrt(var + eps) · scale +
+ * offset on [1, C, 1, 1] arrays. Same NCHW host data as ORT; `read()` → the [1, cOut, H, W] output.
+ */
+export function mobileBlock(h, { c, cOut, height, width, eps }) {
+  const bnArrays = (b, ch) => Object.fromEntries(['mean', 'variance', 'offset', 'scale'].map((k) => [k, np.array(b[k], { shape: [1, ch, 1, 1] })]));
+  const p = { x: np.array(h.x, { shape: [1, c, height, width] }), dw: np.array(h.dw, { shape: [c, 1, 3, 3] }),
+    pw: np.array(h.pw, { shape: [cOut, c, 1, 1] }) };
+  const b1 = bnArrays(h.bn1, c), b2 = bnArrays(h.bn2, cOut);
+  const bn = (x, mean, variance, offset, scale) => x.sub(mean).div(np.sqrt(variance.add(eps))).mul(scale).add(offset);
+  const f = (x, dw, m1, v1, o1, s1, pw, m2, v2, o2, s2) => {
+    const t = np.clip(bn(lax.convGeneralDilated(x, dw, [1, 1], 'SAME', { featureGroupCount: c }), m1, v1, o1, s1), 0, 6);
+    return np.clip(bn(lax.conv(t, pw, [1, 1], 'SAME'), m2, v2, o2, s2), 0, 6);
+  };
+  const jf = jit(f);
+  const args = () => [p.x.ref, p.dw.ref, b1.mean.ref, b1.variance.ref, b1.offset.ref, b1.scale.ref,
+    p.pw.ref, b2.mean.ref, b2.variance.ref, b2.offset.ref, b2.scale.ref];
+  return {
+    eager: { read: () => f(...args()).data() },
+    jit: { read: () => jf(...args()).data() },
+    dispose() { jf.dispose(); [...Object.values(p), ...Object.values(b1), ...Object.values(b2)].forEach((a) => a.dispose()); },
   };
 }
 

@@ -14,7 +14,10 @@ import * as ort from 'onnxruntime-web/webgpu';
 // Field numbers from onnx/onnx.proto (IR version 8).
 const utf8 = new TextEncoder();
 const FLOAT = 1;                     // TensorProto.DataType.FLOAT
-const ATTR = { FLOAT: 1, INT: 2 };   // AttributeProto.AttributeType
+const ATTR = { FLOAT: 1, INT: 2, FLOATS: 6, INTS: 7 };   // AttributeProto.AttributeType
+
+/** An attribute value to be encoded as FLOAT even when it is a whole number (e.g. `epsilon: f32(1)`). */
+export const f32 = (v) => ({ float: v });
 
 function varint(n) {
   let v = BigInt.asUintN(64, BigInt(n)); // int64 two's complement for negative values
@@ -59,17 +62,32 @@ function tensorProto(name, dims, data) {
   return t.bytes(9, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
 }
 
-/** NodeProto { input = 1, output = 2, name = 3, op_type = 4, attribute = 5 { name = 1, f = 2, i = 3, type = 20 } } */
+/**
+ * AttributeProto { name = 1, f = 2, i = 3, floats = 7, ints = 8, type = 20 }. `v`: an integer →
+ * INT, another number → FLOAT, `f32(x)` → FLOAT, an array of integers → INTS, `{ floats: [...] }`
+ * → FLOATS (repeated fields unpacked, as proto2 `onnx.proto` declares them).
+ */
+function attrProto(name, v) {
+  const a = new Pb().str(1, name);
+  if (Array.isArray(v)) {
+    if (!v.every(Number.isInteger)) throw new Error(`attribute ${name}: INTS must be integers`);
+    for (const x of v) a.int(8, x);
+    return a.int(20, ATTR.INTS);
+  }
+  if (v && typeof v === 'object' && 'floats' in v) { for (const x of v.floats) a.float(7, x); return a.int(20, ATTR.FLOATS); }
+  if (v && typeof v === 'object' && 'float' in v) return a.float(2, v.float).int(20, ATTR.FLOAT);
+  if (Number.isInteger(v)) return a.int(3, v).int(20, ATTR.INT);
+  if (typeof v === 'number') return a.float(2, v).int(20, ATTR.FLOAT);
+  throw new Error(`attribute ${name}: unsupported value ${v}`);
+}
+
+/** NodeProto { input = 1, output = 2, name = 3, op_type = 4, attribute = 5 } */
 function nodeProto({ op, inputs, outputs, attrs = {} }, index) {
   const n = new Pb();
   for (const i of inputs) n.str(1, i);
   for (const o of outputs) n.str(2, o);
   n.str(3, `${op.toLowerCase()}_${index}`).str(4, op);
-  for (const [name, v] of Object.entries(attrs)) {
-    const a = new Pb().str(1, name);
-    if (Number.isInteger(v)) a.int(3, v).int(20, ATTR.INT); else a.float(2, v).int(20, ATTR.FLOAT);
-    n.msg(5, a);
-  }
+  for (const [name, v] of Object.entries(attrs)) n.msg(5, attrProto(name, v));
   return n;
 }
 
@@ -202,6 +220,31 @@ export function mlp({ x, w1, b1, w2, b2 }, [batch, inDim, hid, outDim]) {
     initializers: [{ name: 'w1', dims: [inDim, hid], data: w1 }, { name: 'b1', dims: [hid], data: b1 },
       { name: 'w2', dims: [hid, outDim], data: w2 }, { name: 'b2', dims: [outDim], data: b2 }],
   }), { x: gpuTensor(x, [batch, inDim]) }, { drain: false });
+}
+
+/**
+ * m: a MobileNet-style block, NCHW: Conv 3×3 group = C (depthwise, pads 1: 'same') →
+ * BatchNormalization → Clip(0, 6) → Conv 1×1 to `cOut` channels → BatchNormalization → Clip(0, 6).
+ * `h` holds the NCHW input and the ONNX-layout weights (`dw` [C, 1, 3, 3], `pw` [cOut, C, 1, 1])
+ * and the batch-norm vectors (`bn1`/`bn2`: { mean, variance, offset, scale }); the weights and
+ * statistics are initializers, x a device buffer. `read()` → the [1, cOut, H, W] output.
+ */
+export function mobileBlock(h, { c, cOut, height, width, eps }) {
+  const bn = (k, { mean, variance, offset, scale }, dims) => [
+    { name: `${k}_scale`, dims, data: scale }, { name: `${k}_offset`, dims, data: offset },
+    { name: `${k}_mean`, dims, data: mean }, { name: `${k}_var`, dims, data: variance }];
+  const bnNode = (k, x, y) => ({ op: 'BatchNormalization', inputs: [x, `${k}_scale`, `${k}_offset`, `${k}_mean`, `${k}_var`], outputs: [y], attrs: { epsilon: f32(eps) } });
+  return graphWorkload(onnxModel({
+    name: 'mobilenet_block', inputs: [{ name: 'x', dims: [1, c, height, width] }], outputs: [{ name: 'y', dims: [1, cOut, height, width] }],
+    nodes: [
+      { op: 'Conv', inputs: ['x', 'dw'], outputs: ['t0'], attrs: { group: c, kernel_shape: [3, 3], pads: [1, 1, 1, 1], strides: [1, 1], dilations: [1, 1] } },
+      bnNode('bn1', 't0', 't1'), { op: 'Clip', inputs: ['t1', 'lo', 'hi'], outputs: ['t2'] },
+      { op: 'Conv', inputs: ['t2', 'pw'], outputs: ['t3'], attrs: { group: 1, kernel_shape: [1, 1], pads: [0, 0, 0, 0], strides: [1, 1], dilations: [1, 1] } },
+      bnNode('bn2', 't3', 't4'), { op: 'Clip', inputs: ['t4', 'lo', 'hi'], outputs: ['y'] },
+    ],
+    initializers: [{ name: 'dw', dims: [c, 1, 3, 3], data: h.dw }, ...bn('bn1', h.bn1, [c]),
+      { name: 'pw', dims: [cOut, c, 1, 1], data: h.pw }, ...bn('bn2', h.bn2, [cOut]), scalar('lo', 0), scalar('hi', 6)],
+  }), { x: gpuTensor(h.x, [1, c, height, width]) }, { drain: false });
 }
 
 /**
