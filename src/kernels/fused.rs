@@ -15,10 +15,39 @@ const FUSED: &str = include_str!("../../shaders/fused.wgsl");
 /// The store producers use when nothing is fused into them.
 pub(crate) const PLAIN_STORE: &str = "fn store(i: u32, v: T) { out[i] = bitcast<u32>(v); }\n";
 
+/// How a fused kernel finds a leaf's element for output index `i`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Access {
+    /// The leaf has the output's shape: `i`.
+    Same,
+    /// A single element: `0`.
+    One,
+    /// The output's trailing dims (size-1 dims aside) of this many elements, repeated: `i % n`
+    /// (a bias, a batchNorm statistic per channel).
+    Row(u64),
+    /// Anything else: through the broadcast strides in the parameters.
+    Strided,
+}
+
+/// How a leaf of `leaf` shape is read in an output of `out` shape.
+pub(crate) fn access(leaf: &[usize], out: &[usize]) -> Access {
+    let n: usize = leaf.iter().product();
+    let stripped: Vec<usize> = leaf.iter().copied().skip_while(|&d| d == 1).collect();
+    if leaf == out {
+        Access::Same
+    } else if n == 1 {
+        Access::One
+    } else if out.ends_with(&stripped) {
+        Access::Row(n as u64)
+    } else {
+        Access::Strided
+    }
+}
+
 /// Code for a group's steps: `(functions, index and leaf loads, body ending in the result's name)`.
 /// `loaded` are the leaves read from buffers `in{k}` (an epilogue's producer inputs are not); the
 /// j-th has its broadcast strides at `base + (j + 1) · rank` after the output dims at `base`.
-fn chain(group: &Group, t: &str, loaded: &[(usize, bool)], base: &str) -> (String, String, String) {
+fn chain(group: &Group, t: &str, loaded: &[(usize, Access)], base: &str) -> (String, String, String) {
     let mut functions = crate::ops::binary_helpers(t);
     let mut seen = vec![];
     for s in &group.steps {
@@ -34,16 +63,20 @@ fn chain(group: &Group, t: &str, loaded: &[(usize, bool)], base: &str) -> (Strin
         }
     }
     let mut index = String::new();
-    if loaded.iter().any(|(_, same)| !same) {
-        index += "var rem = i;\n";
-        for &(k, same) in loaded {
-            index += &format!("    var i{k} = {};\n", if same { "i" } else { "0u" });
-        }
+    for &(k, a) in loaded {
+        index += &match a {
+            Access::Same => format!("let i{k} = i;\n    "),
+            Access::One => format!("let i{k} = 0u;\n    "),
+            Access::Row(n) => format!("let i{k} = i % {n}u;\n    "),
+            Access::Strided => format!("var i{k} = 0u;\n    "),
+        };
+    }
+    if loaded.iter().any(|&(_, a)| a == Access::Strided) {
         index += &format!(
-            "    for (var d = i32(rank) - 1; d >= 0; d = d - 1) {{\n        let k = u32(d);\n        let dim = params[{base} + k];\n        let c = rem % dim;\n        rem = rem / dim;\n"
+            "var rem = i;\n    for (var d = i32(rank) - 1; d >= 0; d = d - 1) {{\n        let k = u32(d);\n        let dim = params[{base} + k];\n        let c = rem % dim;\n        rem = rem / dim;\n"
         );
-        for (j, &(k, same)) in loaded.iter().enumerate() {
-            if !same {
+        for (j, &(k, a)) in loaded.iter().enumerate() {
+            if a == Access::Strided {
                 index += &format!(
                     "        i{k} = i{k} + c * params[{base} + {} * rank + k];\n",
                     j + 1
@@ -51,10 +84,6 @@ fn chain(group: &Group, t: &str, loaded: &[(usize, bool)], base: &str) -> (Strin
             }
         }
         index += "    }\n";
-    } else {
-        for &(k, _) in loaded {
-            index += &format!("let i{k} = i;\n    ");
-        }
     }
     for &(k, _) in loaded {
         index += &format!("    let l{k} = bitcast<T>(in{k}[i{k}]);\n");
@@ -117,10 +146,10 @@ pub(crate) fn record_fused(
     if len.is_multiple_of(4) && leaves.iter().all(|l| l.shape == out.shape || l.len() == 1) {
         return record_fused4(ctx, enc, group, leaves, out);
     }
-    let same: Vec<bool> = leaves.iter().map(|l| l.shape == out.shape).collect();
-    let key = format!("{t}:{:?}:{same:?}", group.steps);
+    let how: Vec<Access> = leaves.iter().map(|l| access(l.shape, out.shape)).collect();
+    let key = format!("{t}:{:?}:{how:?}", group.steps);
     let p = ctx.cache.pipeline(ctx.device, "fused", &key, || {
-        let loaded: Vec<(usize, bool)> = same.iter().copied().enumerate().collect();
+        let loaded: Vec<(usize, Access)> = how.iter().copied().enumerate().collect();
         let (functions, index, mut body) = chain(group, t, &loaded, "2u");
         body += &format!("out[i] = bitcast<u32>(s{});", group.steps.len() - 1);
         let src = FUSED
@@ -153,7 +182,7 @@ fn record_fused4(
     let one: Vec<bool> = leaves.iter().map(|l| l.shape != out.shape).collect();
     let key = format!("{t}:{:?}:{one:?}", group.steps);
     let p = ctx.cache.pipeline(ctx.device, "fused4", &key, || {
-        let loaded: Vec<(usize, bool)> = (0..leaves.len()).map(|k| (k, true)).collect();
+        let loaded: Vec<(usize, Access)> = (0..leaves.len()).map(|k| (k, Access::Same)).collect();
         let (functions, _, body) = chain(group, t, &loaded, "0u");
         let mut src = format!(
             "alias T = {t};\n@group(0) @binding(0) var<storage, read_write> out: array<vec4<u32>>;\n@group(0) @binding(1) var<storage, read> params: array<u32>; // [len / 4]\n"
@@ -207,11 +236,11 @@ impl Epilogue<'_> {
     /// The extra leaf bindings, the chain's functions and `fn store`, for a producer whose own
     /// parameters take `offset` words (the epilogue's follow: rank, output dims, leaf strides).
     pub(crate) fn source(&self, t: &str, offset: usize) -> String {
-        let loaded: Vec<(usize, bool)> = self
+        let loaded: Vec<(usize, Access)> = self
             .leaves
             .iter()
             .enumerate()
-            .map(|(j, l)| (self.arity + j, l.shape == self.shape))
+            .map(|(j, l)| (self.arity + j, access(l.shape, self.shape)))
             .collect();
         let (functions, index, body) = chain(self.group, t, &loaded, "EP + 1u");
         format!(
@@ -223,8 +252,8 @@ impl Epilogue<'_> {
 
     /// What distinguishes this epilogue's pipeline.
     pub(crate) fn key(&self, offset: usize) -> String {
-        let same: Vec<bool> = self.leaves.iter().map(|l| l.shape == self.shape).collect();
-        format!("{offset}:{:?}:{same:?}", self.group.steps)
+        let how: Vec<Access> = self.leaves.iter().map(|l| access(l.shape, self.shape)).collect();
+        format!("{offset}:{:?}:{how:?}", self.group.steps)
     }
 
     /// The parameters appended to the producer's.
@@ -251,12 +280,12 @@ pub(crate) fn load_parts(
     t: &str,
     offset: usize,
 ) -> (String, String, Vec<u32>) {
-    let loaded: Vec<(usize, bool)> = leaves
+    let loaded: Vec<(usize, Access)> = leaves
         .iter()
         .enumerate()
-        .map(|(k, l)| (k, l.shape == shape))
+        .map(|(k, l)| (k, access(l.shape, shape)))
         .collect();
-    let same: Vec<bool> = loaded.iter().map(|&(_, s)| s).collect();
+    let how: Vec<Access> = loaded.iter().map(|&(_, a)| a).collect();
     let (functions, index, body) = chain(group, t, &loaded, "CP + 1u");
     let source = format!(
         "const CP: u32 = {offset}u;\n{}{functions}\nfn load(i: u32) -> T {{\n    let rank = params[CP];\n    {index}    {body}return s{};\n}}\n",
@@ -266,7 +295,7 @@ pub(crate) fn load_parts(
     let mut params = vec![shape.len() as u32];
     params.extend(shape.iter().map(|&d| d as u32));
     params.extend(leaf_strides(leaves, shape));
-    (source, format!("{offset}:{:?}:{same:?}", group.steps), params)
+    (source, format!("{offset}:{:?}:{how:?}", group.steps), params)
 }
 
 /// The prelude and key of a producer's pipeline, and the parameters and inputs its epilogue adds.

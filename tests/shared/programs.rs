@@ -339,6 +339,37 @@ pub async fn elementwise_chains_fuse(s: &Session) {
             "element {i}: fused {g} vs eager {w}"
         );
     }
+    // a column leaf ([n, 1] into [n, 4]: the strided path) beside a row leaf ([4]: i % 4)
+    let mut p = Program::new("chain_col");
+    let xn = p.input("x", DType::Float32, &[-1, 4]).unwrap();
+    let col = p.input("col", DType::Float32, &[-1, 1]).unwrap();
+    let row = p.input("row", DType::Float32, &[4]).unwrap();
+    let v = p.mul(xn, col).unwrap();
+    let v = p.sub(v, row).unwrap();
+    let v = p.relu(v).unwrap();
+    p.output("y", v).unwrap();
+    let exe = s.compile(&p).unwrap();
+    let cols: Vec<f32> = (0..1000).map(|i| (i % 7) as f32 - 3.0).collect();
+    let rows = [0.5f32, -1.0, 2.0, -3.0];
+    let (c, r) = (
+        s.tensor(&cols, &[1000, 1]).unwrap(),
+        s.tensor(&rows, &[4]).unwrap(),
+    );
+    let d0 = s.stats().dispatches;
+    let y = exe
+        .run(&[("x", &x), ("col", &c), ("row", &r)], None)
+        .unwrap()
+        .remove(0)
+        .1;
+    assert_eq!(s.stats().dispatches - d0, 1, "three ops, one dispatch");
+    let got = y.read::<f32>().await.unwrap();
+    for (i, g) in got.iter().enumerate() {
+        let want = (xs[i] as f64 * cols[i / 4] as f64 - rows[i % 4] as f64).max(0.0);
+        assert!(
+            (*g as f64 - want).abs() <= 1e-6 * want.abs().max(1.0),
+            "element {i}: {g} vs {want}"
+        );
+    }
     // every leaf of the output's shape or a single element: four elements per thread when the
     // length is a multiple of 4 (1000), one per thread otherwise (1001); against float64
     let mut p = Program::new("chain_vec4");
