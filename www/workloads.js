@@ -4,6 +4,7 @@
 // `telemetry.nextIteration()` before it). Tensors are 64 × 1024 float32 = 256 KiB unless stated.
 import { Program } from '../pkg/affon.js';
 import { spirals, mlpStep, mlpInit } from './examples/training.js';
+import { weights as decoderWeights, stepProgram as decoderStep, PROMPT } from './examples/decoder.js';
 
 const ROWS = 64;
 const COLS = 1024;
@@ -172,7 +173,55 @@ loop(i): session.tidy(() => session.ones([sizes[i % ${SIZES.length}]]).square())
     context: { program: 'eager ones + square', inputs: [{ name: 'x', shape: ['n of ' + SIZES.join('|')], dtype: 'float32' }] },
   },
   ...trainingWorkloads(),
+  ...decodingWorkloads(),
 ];
+
+/** One "generate call" of the decoder (examples/decoder.js): 8 tokens through the compiled step
+ *  with a cache (teacher-forced: the demo's loop is synchronous, so no token is read back). */
+function decodeCall(ctx, cache) {
+  for (let pos = 0; pos < 8; pos++) {
+    const t = ctx.session.tensor([PROMPT[pos]], [1], 'int32');
+    const at = ctx.session.tensor([pos], [], 'int32');
+    ctx.exe.run({ token: t, pos: at }, cache).next.dispose();
+    t.dispose(); at.dispose();
+  }
+}
+
+function decodingWorkloads() {
+  const setup = (session) => ({ session, exe: session.compile(decoderStep(Program, decoderWeights(42))), kept: [] });
+  const release = (ctx) => {
+    const n = disposeAll(ctx.kept);
+    ctx.cache?.dispose(); ctx.exe.dispose();
+    return `disposed ${n} retained caches`;
+  };
+  const context = { program: 'decode (transformer, 2 layers, KV cache 2 × 2 × [64, 32] in state)', inputs: [{ name: 'token', shape: [1], dtype: 'int32' }, { name: 'pos', shape: [], dtype: 'int32' }] };
+  return [
+    {
+      id: 'decode-cache-reused',
+      title: 'decoding: one KV cache reused by every generate call (correct)',
+      expect: 'steady',
+      pattern: 'the KV cache is an ExecutionState of fixed capacity, rows written in place each step; every generate call reuses it',
+      code: `const cache = step.createState({});        // k0, v0, k1, v1: [64, 32] each
+loop: generate(cache)  // 8 tokens: step.run({ token, pos }, cache).next.dispose()`,
+      setup(session) { const ctx = setup(session); ctx.cache = ctx.exe.createState({}); return ctx; },
+      iterate(ctx) { decodeCall(ctx, ctx.cache); },
+      release,
+      context,
+    },
+    {
+      id: 'decode-new-cache',
+      title: 'decoding: a new KV cache per generate call, never disposed (leaks)',
+      expect: 'ownership-leak',
+      pattern: 'each generate call creates its own cache and drops it without dispose() (transformers.js #1734: past_key_values never freed)',
+      code: `loop: const cache = step.createState({});   // 32 KiB a call, never disposed
+      generate(cache)`,
+      setup,
+      iterate(ctx) { const cache = ctx.exe.createState({}); ctx.kept.push(cache); decodeCall(ctx, cache); },
+      release,
+      context,
+    },
+  ];
+}
 
 /** The spirals MLP's training data (400 points) and compiled step, for the training workloads. */
 function trainingSetup(session) {

@@ -26,7 +26,7 @@ async function runExample(name, timeout = 60_000) {
 test('index links every example', async () => {
   const { page, errors } = await open(env, '/www/examples/');
   const links = await page.$$eval('a[href$=".html"]', (as) => as.map((a) => a.getAttribute('href')));
-  assert.deepEqual(links.sort(), ['eager.html', 'leak-diagnosis.html', 'program.html', 'tidy.html', 'train-convnet.html', 'train-mlp.html']);
+  assert.deepEqual(links.sort(), ['decode-kv.html', 'eager.html', 'leak-diagnosis.html', 'program.html', 'tidy.html', 'train-convnet.html', 'train-mlp.html']);
   for (const href of links) {
     const res = await page.request.get(`${env.base}/www/examples/${href}`);
     assert.equal(res.status(), 200, href);
@@ -135,5 +135,17 @@ test('train-convnet.html: shapes to ≥ 90 % held-out, a steady loop, flat live 
   steadyAndSettled(r);
   assert.equal(r.flat, true, 'live bytes identical after every step');
   assert.ok(r.lastLoss < r.firstLoss / 5, `loss ${r.firstLoss} → ${r.lastLoss}`);
+  assert.equal(r.bytesAtEnd, 0);
+});
+
+test('decode-kv.html: the cached and the uncached paths agree; a new cache per call leaks, named; one cache is steady', async () => {
+  const { result: r } = await runExample('decode-kv', 300_000);
+  assert.equal(r.same, true, 'compiled (KV cache) and eager (no cache) give the same tokens and prompt predictions');
+  assert.equal(r.tokens.length, 32);
+  assert.equal(r.cacheBytes, 2 * 2 * 64 * 32 * 4);
+  assert.equal(r.leaky.verdict, 'ownership-leak');
+  assert.deepEqual([...r.leaky.grown].sort(), ["state 'k0' of program 'decode'", "state 'k1' of program 'decode'", "state 'v0' of program 'decode'", "state 'v1' of program 'decode'"]);
+  assert.equal(r.fixed.verdict, 'steady', r.fixed.summary);
+  assert.ok(r.after.every((b) => b === r.after[0]), `bytes after each generation: ${r.after}`);
   assert.equal(r.bytesAtEnd, 0);
 });

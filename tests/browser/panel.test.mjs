@@ -362,3 +362,20 @@ test('training workloads: the compiled step is steady; a recreated optimizer sta
   await stop(page);
   assert.deepEqual(errors, []);
 });
+
+test('decoding workloads: one reused KV cache is steady; a new cache per generate call leaks, named', async () => {
+  const { page, errors } = await demo();
+  await run(page, 'decode-cache-reused', 5); // 8 decoder steps an iteration on SwiftShader
+  await untilOrExplain(page, () => window.affonDemo.panel.diagnosis?.verdict === 'steady');
+  {
+    const { diagnosis } = await panelData(page);
+    assert.deepEqual(diagnosis.grownOrigins ?? [], []);
+  }
+  await stop(page);
+  await run(page, 'decode-new-cache', 5);
+  await untilOrExplain(page, () => (window.affonDemo.panel.diagnosis?.grownOrigins ?? []).includes("state 'k0' of program 'decode'"));
+  assert.equal(await page.locator('#memory-panel .ap-verdict').getAttribute('data-verdict'), 'ownership-leak');
+  await page.screenshot({ path: 'test-output/panel-decode-new-cache.png', fullPage: true });
+  await stop(page);
+  assert.deepEqual(errors, []);
+});
