@@ -19,7 +19,7 @@ cargo test
 step "fuzz targets, briefly (scripts/fuzz.sh runs them longer)"
 scripts/fuzz.sh "${FUZZ_SECONDS:-10}"
 step "examples (native)"
-for example in basic_tensors program_with_state leak_hunt train_mlp train_convnet decode_kv; do
+for example in basic_tensors program_with_state leak_hunt train_mlp train_convnet decode_kv convnet_frames; do
   cargo run --quiet --example "$example" > /dev/null
 done
 step "cargo doc (no warnings)"

@@ -5,6 +5,7 @@
 import { Program } from '../pkg/affon.js';
 import { spirals, mlpStep, mlpInit } from './examples/training.js';
 import { weights as decoderWeights, stepProgram as decoderStep, PROMPT } from './examples/decoder.js';
+import { SIZE as FRAME, weights as convnetWeights, program as convnetProgram, frame } from './examples/frames.js';
 
 const ROWS = 64;
 const COLS = 1024;
@@ -174,7 +175,53 @@ loop(i): session.tidy(() => session.ones([sizes[i % ${SIZES.length}]]).square())
   },
   ...trainingWorkloads(),
   ...decodingWorkloads(),
+  ...frameWorkloads(),
 ];
+
+/** The MobileNet-style network of examples/frames.js over frames drawn on an OffscreenCanvas. */
+function frameWorkloads() {
+  const setup = (session) => ({
+    session,
+    exe: session.compile(convnetProgram(Program, convnetWeights(7))),
+    canvas: new OffscreenCanvas(FRAME, FRAME),
+    pixels: new Float32Array(FRAME * FRAME * 3),
+    kept: [],
+  });
+  const classify = (ctx, i) => {
+    const f = ctx.session.tensor(frame(ctx.canvas, i, ctx.pixels), [1, FRAME, FRAME, 3]);
+    const probs = ctx.exe.run({ frame: f }).probs;
+    f.dispose();
+    return probs;
+  };
+  const release = (ctx) => { const n = disposeAll(ctx.kept); ctx.exe.dispose(); return `disposed ${n} kept outputs`; };
+  const context = { program: 'mobilenet (conv 3×3/2, 2 depthwise-separable blocks, batchNorm, relu6, avg pool, dense)', inputs: [{ name: 'frame', shape: [1, FRAME, FRAME, 3], dtype: 'float32' }] };
+  return [
+    {
+      id: 'frames-convnet',
+      title: 'camera-style frames through a convnet, output disposed (correct)',
+      expect: 'steady',
+      pattern: 'each frame is drawn on an OffscreenCanvas, uploaded, classified by one compiled network; the frame and the output are disposed',
+      code: `loop(i): const f = session.tensor(draw(canvas, i, pixels), [1, 64, 64, 3]);
+         const probs = net.run({ frame: f }).probs; f.dispose(); /* use probs */ probs.dispose();`,
+      setup,
+      iterate(ctx, i) { classify(ctx, i).dispose(); },
+      release,
+      context,
+    },
+    {
+      id: 'frames-history',
+      title: 'camera-style frames: every output kept in a history array (leaks)',
+      expect: 'ownership-leak',
+      pattern: "each frame's probabilities are pushed to a history array (to draw a chart later) and never disposed",
+      code: `loop(i): const f = session.tensor(draw(canvas, i, pixels), [1, 64, 64, 3]);
+         history.push(net.run({ frame: f }).probs); f.dispose();   // 40 B a frame, never disposed`,
+      setup,
+      iterate(ctx, i) { ctx.kept.push(classify(ctx, i)); },
+      release,
+      context,
+    },
+  ];
+}
 
 /** One "generate call" of the decoder (examples/decoder.js): 8 tokens through the compiled step
  *  with a cache (teacher-forced: the demo's loop is synchronous, so no token is read back). */

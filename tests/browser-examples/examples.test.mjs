@@ -26,7 +26,7 @@ async function runExample(name, timeout = 60_000) {
 test('index links every example', async () => {
   const { page, errors } = await open(env, '/www/examples/');
   const links = await page.$$eval('a[href$=".html"]', (as) => as.map((a) => a.getAttribute('href')));
-  assert.deepEqual(links.sort(), ['decode-kv.html', 'eager.html', 'leak-diagnosis.html', 'program.html', 'tidy.html', 'train-convnet.html', 'train-mlp.html']);
+  assert.deepEqual(links.sort(), ['convnet-frames.html', 'decode-kv.html', 'eager.html', 'leak-diagnosis.html', 'program.html', 'tidy.html', 'train-convnet.html', 'train-mlp.html']);
   for (const href of links) {
     const res = await page.request.get(`${env.base}/www/examples/${href}`);
     assert.equal(res.status(), 200, href);
@@ -147,5 +147,15 @@ test('decode-kv.html: the cached and the uncached paths agree; a new cache per c
   assert.deepEqual([...r.leaky.grown].sort(), ["state 'k0' of program 'decode'", "state 'k1' of program 'decode'", "state 'v0' of program 'decode'", "state 'v1' of program 'decode'"]);
   assert.equal(r.fixed.verdict, 'steady', r.fixed.summary);
   assert.ok(r.after.every((b) => b === r.after[0]), `bytes after each generation: ${r.after}`);
+  assert.equal(r.bytesAtEnd, 0);
+});
+
+test('convnet-frames.html: compiled = eager; outputs disposed is steady, outputs kept leaks, named', async () => {
+  const { result: r } = await runExample('convnet-frames', 300_000);
+  assert.ok(r.diff <= 1e-5, `max |compiled − eager| = ${r.diff}`);
+  assert.equal(r.classes.length, 22);
+  assert.equal(r.good.verdict, 'steady', r.good.summary);
+  assert.equal(r.leaky.verdict, 'ownership-leak');
+  assert.deepEqual(r.leaky.grown, ["program 'mobilenet' output 'probs'"]);
   assert.equal(r.bytesAtEnd, 0);
 });

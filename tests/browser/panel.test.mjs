@@ -379,3 +379,16 @@ test('decoding workloads: one reused KV cache is steady; a new cache per generat
   await stop(page);
   assert.deepEqual(errors, []);
 });
+
+test('frame workloads: a convnet over frames is steady with outputs disposed; kept outputs leak, named', async () => {
+  const { page, errors } = await demo();
+  await run(page, 'frames-convnet', 10);
+  await untilOrExplain(page, () => window.affonDemo.panel.diagnosis?.verdict === 'steady');
+  await stop(page);
+  await run(page, 'frames-history', 10);
+  await untilOrExplain(page, () => window.affonDemo.panel.diagnosis?.grownOrigins?.[0] === "program 'mobilenet' output 'probs'");
+  assert.equal(await page.locator('#memory-panel .ap-verdict').getAttribute('data-verdict'), 'ownership-leak');
+  await page.screenshot({ path: 'test-output/panel-frames-history.png', fullPage: true });
+  await stop(page);
+  assert.deepEqual(errors, []);
+});
