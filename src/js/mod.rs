@@ -58,6 +58,7 @@ export function affon_install_hook(telemetry, version) {
         liveTensors: telemetry.liveTensors(),
         pools: telemetry.pools(),
         forgotten: telemetry.forgotten(),
+        storages: telemetry.storages(2000),
       };
     },
   };

@@ -116,6 +116,17 @@ impl JsTelemetry {
         to_value(&crate::telemetry::live_tensors())
     }
 
+    /// `[{id, session, origin, bytes, iteration, forgotten, stack?}]`: every live storage, oldest
+    /// first (at most `limit`, default 5000: the largest are kept) — the panel's per-storage timeline.
+    #[wasm_bindgen(unchecked_return_type = "StorageInfo[]")]
+    pub fn storages(#[wasm_bindgen(unchecked_optional_param_type = "number")] limit: JsValue) -> JsResult<JsValue> {
+        let limit = super::args::int_or("storages: limit", &limit, 5000)?;
+        if limit < 0 {
+            return Err(to_js(invalid_arg!("storages: limit must be at least 0, got {limit}")));
+        }
+        to_value(&crate::telemetry::storages(limit as usize))
+    }
+
     /// `{handles, tensors, bytes}`: handles collected without `dispose()` (ever), and the storages of
     /// those still held (accounted until released).
     #[wasm_bindgen(unchecked_return_type = "Forgotten")]

@@ -68,6 +68,10 @@ export interface AdapterIdentity {
   maxBufferSize: number; maxStorageBufferBindingSize: number;
 }
 export interface PoolConfig { maxTotalBytes: number; cacheLimitBytes: number | null; oversizeThresholdBytes: number; sizeClasses: string | number[] }
+/** One live storage (`telemetry.storages()`): the memory panel's per-storage timeline draws these. */
+export interface StorageInfo {
+  id: number; session: string; origin: string; bytes: number; iteration: number; forgotten: boolean; stack?: string;
+}
 export interface PoolUsage {
   bytesHeld: number; bytesCached: number; buffersInUse: number; buffersCached: number;
   /** `[class bytes, cached buffers, cached bytes]`, ascending. */
@@ -151,7 +155,7 @@ export interface MemoryReport {
   };
 }
 export interface DevtoolsSnapshot {
-  time: number; metrics: MetricRecord[]; liveTensors: OwnerGroup[]; pools: PoolSnapshot[]; forgotten: Forgotten;
+  time: number; metrics: MetricRecord[]; liveTensors: OwnerGroup[]; pools: PoolSnapshot[]; forgotten: Forgotten; storages: StorageInfo[];
 }
 
 export type AffonErrorCode = 'DISPOSED' | 'SESSION_DISPOSED' | 'SHAPE_MISMATCH' | 'DTYPE_MISMATCH'

@@ -182,6 +182,23 @@ pub fn live_tensors() -> Vec<OwnerGroup> {
     owners::sorted(groups)
 }
 
+/// `telemetry.storages()`: every live storage of every session, oldest first (by id), at most
+/// `limit` of them (the largest kept when there are more).
+pub fn storages(limit: usize) -> Vec<owners::StorageInfo> {
+    let mut all = vec![];
+    for r in registry().iter() {
+        if let Some(o) = r.owners.upgrade() {
+            o.storages_into(&r.label, &mut all);
+        }
+    }
+    if all.len() > limit {
+        all.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.id.cmp(&b.id)));
+        all.truncate(limit);
+    }
+    all.sort_by_key(|s| s.id);
+    all
+}
+
 /// Handles collected without `dispose()`: `(ever detected, still-live storages, their bytes)`.
 pub fn forgotten() -> (u64, u64, u64) {
     let (mut ever, mut count, mut bytes) = (0, 0, 0);

@@ -39,6 +39,27 @@ pub(crate) struct OwnerTable {
     forgotten_handles: AtomicU64,
 }
 
+/// One live storage (`telemetry.storages()` rows): what the panel's per-storage timeline draws.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StorageInfo {
+    /// The storage's id (stable for its life; ids grow with creation order).
+    pub id: u64,
+    /// The owning session's label.
+    pub session: String,
+    /// What created it.
+    pub origin: String,
+    /// Its `byteLength`.
+    pub bytes: u64,
+    /// The iteration it was created in.
+    pub iteration: u64,
+    /// Its handle was collected without `dispose()`.
+    pub forgotten: bool,
+    /// The creating stack (with `captureStacks`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stack: Option<String>,
+}
+
 /// Live storage grouped by origin (`telemetry.liveTensors()` rows).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -105,6 +126,21 @@ impl OwnerTable {
                     l.totals.remove(&o.origin);
                 }
             }
+        }
+    }
+
+    /// This table's live storages, labelled with `session`.
+    pub(crate) fn storages_into(&self, session: &str, into: &mut Vec<StorageInfo>) {
+        for (&id, o) in &self.live().owners {
+            into.push(StorageInfo {
+                id,
+                session: session.to_string(),
+                origin: o.origin.to_string(),
+                bytes: o.bytes,
+                iteration: o.iteration,
+                forgotten: o.forgotten,
+                stack: o.stack.as_ref().map(|s| s.to_string()),
+            });
         }
     }
 

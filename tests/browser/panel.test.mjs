@@ -392,3 +392,49 @@ test('frame workloads: a convnet over frames is steady with outputs disposed; ke
   await stop(page);
   assert.deepEqual(errors, []);
 });
+
+test('panel v2: per-storage bands (a staircase for a leak), the hovered band’s origin, age and stack, and the diff of two captures', async () => {
+  const { page, errors } = await demo();
+  await run(page, 'square-leak', 20);
+  await page.click('[data-capture="warm"]');
+  await page.waitForTimeout(2500);
+  await page.click('[data-capture="steady"]');
+  await page.waitForTimeout(1000);
+  await page.click('#stop');
+  // the bands: one per kept square result, each alive from its creation to now (nothing leaves)
+  const bands = await page.evaluate(() => window.affonDemo.panel.storageTimeline.bands.filter((b) => b.origin === 'square'));
+  assert.ok(bands.length >= 20, `${bands.length} square bands`);
+  const polls = await page.evaluate(() => window.affonDemo.panel.storageTimeline.polls.length);
+  assert.ok(bands.every((b) => b.to === polls - 1 && b.bytes === KIB256), 'every kept result is still alive, 256 KiB');
+  const starts = bands.map((b) => b.from);
+  assert.ok(starts.at(-1) > starts[0], 'later results start later: a staircase');
+  // hover the newest band at the top of the last column: the tip names it, with its stack
+  const at = await page.evaluate(() => {
+    const t = window.affonDemo.panel.storageTimeline;
+    const c = t.canvas, r = c.getBoundingClientRect();
+    const last = t.polls.at(-1);
+    const total = last.items.reduce((a, i) => a + i.bytes, 0);
+    const max = Math.max(...t.polls.map((p) => p.items.reduce((a, i) => a + i.bytes, 0)));
+    const yPer = (c.height - 1) / max;
+    const x = (t.polls.length - 0.5) * (c.width / t.maxPolls);
+    const y = c.height - total * yPer + (last.items.at(-1).bytes * yPer) / 2;
+    return { x: r.left + (x * r.width) / c.width, y: r.top + (y * r.height) / c.height, id: last.items.at(-1).id };
+  });
+  await page.mouse.move(at.x, at.y);
+  const hovered = await page.evaluate(() => window.affonDemo.panel.storageTimeline.hovered);
+  assert.equal(hovered?.id, at.id, 'the band under the pointer is the newest storage');
+  const tip = await page.locator('#memory-panel [data-role="storage-tip"]').textContent();
+  assert.match(tip, /^square · storage #\d+ · 256\.0 KiB · created at iteration \d+ \(\d+ iterations ago\)/);
+  assert.match(tip, /workloads\.js:\d+:\d+/, 'the creating stack');
+  // the diff of warm → steady: square storages appeared, none went
+  const row = page.locator('#memory-panel [data-role="diff"] tr[data-origin="square"]');
+  const cells = await row.locator('td').allTextContents();
+  assert.match(cells[1], /^\+\d+ \(/);
+  assert.equal(cells[2], '−0 (0 B)');
+  const diff = await page.evaluate(() => window.affonDemo.panel.storageDiff());
+  const sq = diff.find((r) => r.origin === 'square');
+  assert.ok(sq.added >= 10 && sq.addedBytes === sq.added * KIB256, JSON.stringify(sq));
+  await page.screenshot({ path: 'test-output/panel-v2-storages.png', fullPage: true });
+  await page.click('#release');
+  assert.deepEqual(errors, []);
+});

@@ -13,6 +13,7 @@
 import { createCharts } from './charts.js';
 import { bytes, num, figure, csv, download, stamp } from './format.js';
 import { RollingWindow, keptRecords, forSession, perIteration } from './rolling.js';
+import { StorageTimeline, storageDiff, diffView } from './storage-timeline.js';
 import { PANEL_TEMPLATE, verdictView, evidenceView, originsView, sessionGroups, poolsView, compareView, sessionOptions } from './views.js';
 
 const SERIES = [
@@ -60,6 +61,7 @@ export class MemoryPanel {
     });
     this.$('session').addEventListener('change', (e) => this.setSession(e.target.value || null));
     this.charts = createCharts(o.uPlot, this.$('charts'), { dark: o.dark });
+    this.storageTimeline = new StorageTimeline(this.$('storages'), this.$('storage-tip'), { maxPolls: 120 });
     root.addEventListener('click', (e) => this.#onClick(e));
     // <details> toggles do not bubble; keep which stacks are expanded across re-renders.
     root.addEventListener('toggle', (e) => {
@@ -79,6 +81,7 @@ export class MemoryPanel {
   }
 
   #clearTimeline() {
+    this.storageTimeline?.clear();
     this.timeline = Object.fromEntries([['t', []], ['time', []], ['iteration', []], ...SERIES.map(([k]) => [k, []])]);
     this.t0 = null;
   }
@@ -146,6 +149,7 @@ export class MemoryPanel {
     const entry = { time: snap.time, iteration: snap.iteration ?? null, metrics: keptRecords(snap.metrics) };
     this.rolling.record(entry);
     this.#push(entry);
+    this.storageTimeline.push(snap.storages, snap.iteration ?? null, this.session);
     await this.#diagnose();
     this.#render();
   }
@@ -207,7 +211,7 @@ export class MemoryPanel {
     if (which === 'baseline') await this.source.resetPeak();
     const s = await this.source.snapshot();
     if (!s || s.missing) throw new Error('no __AFFON_DEVTOOLS_HOOK__ in the page');
-    this.captured[which] = { time: s.time, iteration: s.iteration ?? null, metrics: s.metrics };
+    this.captured[which] = { time: s.time, iteration: s.iteration ?? null, metrics: s.metrics, storages: s.storages ?? [] };
     await this.#diagnoseCaptured();
     this.#render();
     return this.captured[which];
@@ -221,6 +225,19 @@ export class MemoryPanel {
     const byIterations = [b, w, a].every((x) => x.iteration != null);
     const win = { warmup: 1, byIterations, iterations: a.iteration - w.iteration, warmupIterations: w.iteration - b.iteration };
     this.capturedDiagnosis = await this.#diagnoseSamples([b.metrics, w.metrics, a.metrics], win);
+  }
+
+  /** The two latest captures compared by live storage (the session's, when one is selected). */
+  storageDiff() {
+    const [a, b] = this.#diffNames().map((n) => this.captured[n]);
+    if (!a || !b) return null;
+    const mine = (list) => (this.session ? list.filter((s) => s.session === this.session) : list);
+    return storageDiff(mine(a.storages), mine(b.storages));
+  }
+
+  #diffNames() {
+    const have = ['baseline', 'warm', 'steady'].filter((n) => this.captured[n]);
+    return have.length >= 2 ? have.slice(-2) : ['', ''];
   }
 
   /** Starts a trace in the page, or stops it and downloads it (`affon-trace-<stamp>.json`); returns the trace. */
@@ -348,6 +365,8 @@ export class MemoryPanel {
       : '';
     this.$('pools').innerHTML = s ? poolsView(this.session ? s.pools?.filter((p) => p.session === this.session) : s.pools) : '';
     this.$('compare').innerHTML = compareView(this.captured, this.capturedDiagnosis, this.session);
+    this.$('diff').innerHTML = diffView(this.storageDiff(), ...this.#diffNames());
+    this.storageTimeline.draw();
     this.charts.update(this.timeline);
     this.root.dataset.verdict = this.state === 'ready' ? this.diagnosis.verdict : this.state;
   }

@@ -20,6 +20,8 @@ export const PANEL_TEMPLATE = `
 <div data-role="verdict"></div>
 <div class="ap-grid">
   <section class="ap-card ap-span2"><h3>Timeline</h3><div data-role="charts" class="ap-charts"></div></section>
+  <section class="ap-card ap-span2"><h3>Live storages over time — one band each, oldest at the bottom, coloured by origin (hover: origin, bytes, age, stack)</h3>
+    <div class="ap-storage-wrap"><canvas data-role="storages" class="ap-storages" width="960" height="180"></canvas><div data-role="storage-tip" class="ap-tip" hidden></div></div></section>
   <section class="ap-card ap-span2"><h3>Live tensors by origin</h3><div data-role="origins"></div></section>
   <section class="ap-card"><h3>Rolling diagnosis — evidence</h3><div data-role="evidence"></div></section>
   <section class="ap-card"><h3>Pool by size class</h3><div data-role="pools" class="ap-scroll"></div></section>
@@ -35,6 +37,7 @@ export const PANEL_TEMPLATE = `
       <button data-action="export-json">timeline (JSON)</button>
     </div>
     <div data-role="compare"></div>
+    <div data-role="diff"></div>
   </section>
 </div>`;
 
