@@ -119,10 +119,14 @@ impl JsTelemetry {
     /// `[{id, session, origin, bytes, iteration, forgotten, stack?}]`: every live storage, oldest
     /// first (at most `limit`, default 5000: the largest are kept) — the panel's per-storage timeline.
     #[wasm_bindgen(unchecked_return_type = "StorageInfo[]")]
-    pub fn storages(#[wasm_bindgen(unchecked_optional_param_type = "number")] limit: JsValue) -> JsResult<JsValue> {
+    pub fn storages(
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] limit: JsValue,
+    ) -> JsResult<JsValue> {
         let limit = super::args::int_or("storages: limit", &limit, 5000)?;
         if limit < 0 {
-            return Err(to_js(invalid_arg!("storages: limit must be at least 0, got {limit}")));
+            return Err(to_js(invalid_arg!(
+                "storages: limit must be at least 0, got {limit}"
+            )));
         }
         to_value(&crate::telemetry::storages(limit as usize))
     }
