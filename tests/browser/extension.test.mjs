@@ -108,9 +108,8 @@ test('panel.html in the extension renders a live page through chrome.devtools.in
   assert.deepEqual(pageErrors, []);
 });
 
-test('inside real DevTools: the devtools page adds "affon memory", whose panel diagnoses the inspected page', async () => {
-  const env = await launch({ devtools: true });
-  const { page, errors } = await demo(env);
+/** Opens the extension's "affon memory" panel in the DevTools of `page`: `{cdp, frontend, panel}`. */
+async function devtoolsPanel(env, page) {
   const cdp = targetClient(env.cdp);
   const url = page.url();
 
@@ -142,6 +141,13 @@ test('inside real DevTools: the devtools page adds "affon memory", whose panel d
   const panel = await until(async () => (await cdp.targets()).find((t) => t.url.endsWith('/panel.html')),
     { what: 'panel.html inside DevTools' });
 
+  return { cdp, frontend, panel };
+}
+
+test('inside real DevTools: the devtools page adds "affon memory", whose panel diagnoses the inspected page', async () => {
+  const env = await launch({ devtools: true });
+  const { page, errors } = await demo(env);
+  const { cdp, frontend, panel } = await devtoolsPanel(env, page);
   await startLeak(page);
   const seen = await until(() => cdp.evaluate(panel.targetId, `(() => {
     const v = document.querySelector('.ap-verdict');
@@ -160,5 +166,22 @@ test('inside real DevTools: the devtools page adds "affon memory", whose panel d
   await env.cdp.send('Browser.setWindowBounds', { windowId, bounds: { width: 1280, height: 1300 } });
   await new Promise((r) => setTimeout(r, 1000));
   fs.writeFileSync('test-output/extension-devtools.png', await cdp.screenshot(frontend.targetId));
+  assert.deepEqual(errors, []);
+});
+
+test('inside real DevTools on a page that is not the demo: the panel finds affon through the hook and names the leak', async () => {
+  const env = await launch({ devtools: true });
+  const { page, errors } = await open(env, '/tests/browser/fixtures/other-page.html');
+  await page.waitForFunction(() => /results kept/.test(document.querySelector('#status').textContent), null, { timeout: 30_000 });
+  const { cdp, panel } = await devtoolsPanel(env, page);
+  const seen = await until(() => cdp.evaluate(panel.targetId, `(() => {
+    const v = document.querySelector('.ap-verdict');
+    if (v?.dataset.verdict !== 'ownership-leak') return null;
+    return { origin: v.querySelector('.ap-grown .ap-origin')?.textContent, kind: window.affonPanel.source.kind,
+             bands: window.affonPanel.storageTimeline.bands.filter((b) => b.origin === 'exp').length };
+  })()`), { what: 'the ownership-leak verdict for the other page' });
+  assert.equal(seen.origin, 'exp');
+  assert.equal(seen.kind, 'devtools');
+  assert.ok(seen.bands >= 10, `${seen.bands} bands of exp results in the storage timeline`);
   assert.deepEqual(errors, []);
 });
