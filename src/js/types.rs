@@ -76,6 +76,8 @@ export interface PoolUsage {
   bytesHeld: number; bytesCached: number; buffersInUse: number; buffersCached: number;
   /** `[class bytes, cached buffers, cached bytes]`, ascending. */
   cachedByClass: [number, number, number][];
+  /** Buffers in use by size: `[size, buffers, requested bytes]` (size · buffers − requested is the rounding). */
+  inUseByClass: [number, number, number][];
 }
 export interface PoolSnapshot {
   session: string; adapter: AdapterIdentity; config: PoolConfig; usage: PoolUsage; disposed: boolean;

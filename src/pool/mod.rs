@@ -79,6 +79,9 @@ pub struct PoolUsage {
     pub buffers_cached: u64,
     /// Cached bytes by size class: `(class, buffers, bytes)`, ascending.
     pub cached_by_class: Vec<(u64, u64, u64)>,
+    /// Buffers in use by size (class, or exact size when oversize): `(size, buffers, requested
+    /// bytes)`, ascending; `size · buffers − requested` is that size's rounding (`pool_padding_bytes`).
+    pub in_use_by_class: Vec<(u64, u64, u64)>,
 }
 
 impl std::fmt::Display for PoolUsage {
@@ -109,6 +112,8 @@ pub struct Pool<S: Storage> {
     cached: u64,
     in_use: u64,
     cached_count: u64,
+    /// Buffers in use by size: `(buffers, requested bytes)` (requested vs rounded, for the panel).
+    in_use_by_size: BTreeMap<u64, (u64, u64)>,
     /// Set by [`Pool::drain`]: releases go to the device, not the cache.
     draining: bool,
 }
@@ -129,6 +134,7 @@ impl<S: Storage> Pool<S> {
             cached: 0,
             in_use: 0,
             cached_count: 0,
+            in_use_by_size: BTreeMap::new(),
             draining: false,
         }
     }
@@ -211,6 +217,7 @@ impl<S: Storage> Pool<S> {
                 self.cached -= class;
                 self.cached_count -= 1;
                 self.in_use += 1;
+                self.note_in_use(class, bytes as i64, 1);
                 self.ledger.pool_changed(PoolDelta {
                     cached: -(class as i64),
                     hits: 1,
@@ -267,6 +274,7 @@ impl<S: Storage> Pool<S> {
         };
         self.held += size;
         self.in_use += 1;
+        self.note_in_use(size, bytes as i64, 1);
         self.ledger.pool_changed(PoolDelta {
             held: size as i64 - evicted_bytes as i64,
             cached: -(evicted_bytes as i64),
@@ -289,6 +297,7 @@ impl<S: Storage> Pool<S> {
     pub fn release(&mut self, lease: Lease<S::Buffer>) {
         self.ledger.storage_released(lease.requested);
         self.in_use -= 1;
+        self.note_in_use(lease.size, -(lease.requested as i64), -1);
         if lease.cached && !self.draining {
             let stamp = self.next_stamp;
             self.next_stamp += 1;
@@ -314,6 +323,15 @@ impl<S: Storage> Pool<S> {
                 buffers: -1,
                 ..Default::default()
             });
+        }
+    }
+
+    fn note_in_use(&mut self, size: u64, requested: i64, buffers: i64) {
+        let e = self.in_use_by_size.entry(size).or_default();
+        e.0 = (e.0 as i64 + buffers) as u64;
+        e.1 = (e.1 as i64 + requested) as u64;
+        if e.0 == 0 {
+            self.in_use_by_size.remove(&size);
         }
     }
 
@@ -388,6 +406,11 @@ impl<S: Storage> Pool<S> {
                 .free
                 .iter()
                 .map(|(&c, q)| (c, q.len() as u64, c * q.len() as u64))
+                .collect(),
+            in_use_by_class: self
+                .in_use_by_size
+                .iter()
+                .map(|(&c, &(n, r))| (c, n, r))
                 .collect(),
         }
     }

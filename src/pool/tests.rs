@@ -361,6 +361,11 @@ proptest! {
             prop_assert_eq!(s.device_buffers, p.storage().alive.len() as u64);
             prop_assert_eq!(s.pool_bytes - s.pool_cached_bytes, live.iter().map(|l| l.size).sum::<u64>());
             prop_assert_eq!(s.allocations - s.deallocations, live.len() as u64);
+            // in use by class: requested and rounded bytes add up to the live figures
+            let by_class = &u.in_use_by_class;
+            prop_assert_eq!(by_class.iter().map(|c| c.2).sum::<u64>(), s.live_bytes);
+            prop_assert_eq!(by_class.iter().map(|c| c.0 * c.1).sum::<u64>(), s.pool_bytes - s.pool_cached_bytes);
+            prop_assert_eq!(by_class.iter().map(|c| c.1).sum::<u64>(), live.len() as u64);
         }
         for l in live.drain(..) { p.release(l); }
         p.clear_cache();

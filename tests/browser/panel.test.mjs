@@ -434,6 +434,10 @@ test('panel v2: per-storage bands (a staircase for a leak), the hovered band’s
   const diff = await page.evaluate(() => window.affonDemo.panel.storageDiff());
   const sq = diff.find((r) => r.origin === 'square');
   assert.ok(sq.added >= 10 && sq.addedBytes === sq.added * KIB256, JSON.stringify(sq));
+  // the pool by size class: the 256 KiB class in use, requested → rounded (exact here)
+  const inUse = await page.locator('#memory-panel tr[data-class="262144"] td').nth(1).textContent();
+  const m = inUse.match(/^(\d+): ([\d.]+) MiB → ([\d.]+) MiB$/);
+  assert.ok(m && m[2] === m[3] && Number(m[1]) >= 20, `in use: ${inUse}`);
   await page.screenshot({ path: 'test-output/panel-v2-storages.png', fullPage: true });
   await page.click('#release');
   assert.deepEqual(errors, []);

@@ -192,17 +192,23 @@ export function originsView(groups, { iteration, grown = [], diag, open = new Se
     <b>${num(f.tensors)}</b> storages (${bytes(f.bytes)}) still held.</p>`;
 }
 
-/** Each live session's pool: held / bound, in use vs cached, and cached buffers by size class. */
+/** Each live session's pool: held / bound, in use vs cached, and buffers by size class (in use: requested vs rounded). */
 export function poolsView(pools) {
   if (!pools?.length) return '<p class="ap-muted">No live session.</p>';
   return pools.map((p) => {
     const u = p.usage ?? {};
     const bound = p.config?.maxTotalBytes ?? 0;
     const pct = (v) => (bound > 0 ? Math.min(100, (100 * v) / bound) : 0);
-    const classes = u.cachedByClass ?? [];
-    const max = classes.reduce((m, c) => Math.max(m, c[2]), 1);
-    const rows = classes.map(([cls, n, b]) => `<tr><td class="num">${bytes(cls)}</td><td class="num">${num(n)}</td><td class="num">${bytes(b)}</td>
-      <td class="ap-barcell"><span class="ap-bar" style="width:${((100 * b) / max).toFixed(1)}%"></span></td></tr>`).join('');
+    // one row per size: in use (requested → rounded) and cached
+    const sizes = new Map();
+    for (const [cls, n, req] of u.inUseByClass ?? []) sizes.set(cls, { cls, used: n, requested: req, cached: 0 });
+    for (const [cls, n] of u.cachedByClass ?? []) sizes.set(cls, { ...(sizes.get(cls) ?? { cls, used: 0, requested: 0 }), cached: n });
+    const classes = [...sizes.values()].sort((a, b) => a.cls - b.cls);
+    const max = classes.reduce((m, c) => Math.max(m, c.cls * (c.used + c.cached)), 1);
+    const rows = classes.map((c) => `<tr data-class="${c.cls}"><td class="num">${bytes(c.cls)}</td>
+      <td class="num">${c.used ? `${num(c.used)}: ${bytes(c.requested)} → ${bytes(c.cls * c.used)}` : ''}</td>
+      <td class="num">${c.cached ? `${num(c.cached)}: ${bytes(c.cls * c.cached)}` : ''}</td>
+      <td class="ap-barcell"><span class="ap-bar" style="width:${((100 * c.cls * c.used) / max).toFixed(1)}%"></span><span class="ap-bar ap-bar-cached" style="width:${((100 * c.cls * c.cached) / max).toFixed(1)}%"></span></td></tr>`).join('');
     const inUse = (u.bytesHeld ?? 0) - (u.bytesCached ?? 0);
     return `<div class="ap-pool" data-session="${esc(p.session)}">
       <div class="ap-pool-head"><b>session '${esc(p.session)}'</b>${p.disposed ? ' <span class="ap-tag">disposed</span>' : ''}
@@ -211,8 +217,8 @@ export function poolsView(pools) {
         <span class="ap-gauge-use" style="width:${pct(inUse).toFixed(2)}%"></span><span class="ap-gauge-cache" style="width:${pct(u.bytesCached ?? 0).toFixed(2)}%"></span></div>
       <p class="ap-note">held <b>${bytes(u.bytesHeld)}</b> of ${bytes(bound)} bound — in use ${bytes(inUse)} in ${num(u.buffersInUse)} buffers,
         cached ${bytes(u.bytesCached)} in ${num(u.buffersCached)} buffers</p>
-      <table class="ap-table ap-classes"><thead><tr><th>size class</th><th>cached buffers</th><th>bytes</th><th></th></tr></thead>
-      <tbody>${rows || '<tr><td colspan="4" class="ap-muted">nothing cached</td></tr>'}</tbody></table></div>`;
+      <table class="ap-table ap-classes"><thead><tr><th>size class</th><th>in use: requested → rounded</th><th>cached</th><th></th></tr></thead>
+      <tbody>${rows || '<tr><td colspan="4" class="ap-muted">no buffers</td></tr>'}</tbody></table></div>`;
   }).join('');
 }
 
