@@ -439,6 +439,28 @@ test('panel v2: per-storage bands (a staircase for a leak), the hovered band’s
   const m = inUse.match(/^(\d+): ([\d.]+) MiB → ([\d.]+) MiB$/);
   assert.ok(m && m[2] === m[3] && Number(m[1]) >= 20, `in use: ${inUse}`);
   await page.screenshot({ path: 'test-output/panel-v2-storages.png', fullPage: true });
+  // save the recording; another page opens it: the same bands, captures and diff, paused
+  await page.click('#memory-panel [data-action="pause"]');
+  await page.evaluate(() => window.affonDemo.panel.polling); // a poll under way finishes first
+  const savedBands = await page.evaluate(() => window.affonDemo.panel.storageTimeline.bands.filter((b) => b.origin === 'square').length);
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#memory-panel [data-action="export-recording"]')]);
+  assert.match(download.suggestedFilename(), /^affon-recording-.*\.json$/);
+  const saved = fs.readFileSync(await download.path(), 'utf8');
   await page.click('#release');
+  const { page: other, errors: otherErrors } = await demo();
+  await other.setInputFiles('#memory-panel [data-role="import-file"]', { name: 'bug-report.json', mimeType: 'application/json', buffer: Buffer.from(saved) });
+  await other.waitForFunction(() => window.affonDemo.panel.imported?.name === 'bug-report.json');
+  const reopened = await other.evaluate(() => ({
+    bands: window.affonDemo.panel.storageTimeline.bands.filter((b) => b.origin === 'square').length,
+    diff: window.affonDemo.panel.storageDiff()?.find((r) => r.origin === 'square')?.added,
+    running: window.affonDemo.panel.running,
+  }));
+  assert.deepEqual(reopened, { bands: savedBands, diff: sq.added, running: false });
+  assert.match(await other.locator('#memory-panel .ap-status').textContent(), /^showing bug-report\.json/);
+  assert.equal(await other.locator('#memory-panel [data-role="diff"] tr[data-origin="square"]').count(), 1);
+  // a file that is not a recording is refused, with the reason
+  await other.setInputFiles('#memory-panel [data-role="import-file"]', { name: 'x.json', mimeType: 'application/json', buffer: Buffer.from('{"traceEvents": []}') });
+  await other.waitForFunction(() => /not a panel recording/.test(window.affonDemo.panel.error?.message ?? ''));
   assert.deepEqual(errors, []);
+  assert.deepEqual(otherErrors, []);
 });

@@ -14,6 +14,7 @@ import { createCharts } from './charts.js';
 import { bytes, num, figure, csv, download, stamp } from './format.js';
 import { RollingWindow, keptRecords, forSession, perIteration } from './rolling.js';
 import { StorageTimeline, storageDiff, diffView } from './storage-timeline.js';
+import { recording, parseRecording } from './panel-file.js';
 import { PANEL_TEMPLATE, verdictView, evidenceView, originsView, sessionGroups, poolsView, compareView, sessionOptions } from './views.js';
 
 const SERIES = [
@@ -60,6 +61,12 @@ export class MemoryPanel {
       if (v >= 2) { this.rolling.windowIterations = v; this.poll(); }
     });
     this.$('session').addEventListener('change', (e) => this.setSession(e.target.value || null));
+    this.$('import-file').addEventListener('change', async (e) => {
+      const f = e.target.files?.[0];
+      if (!f) return;
+      try { await this.importRecording(await f.text(), f.name); } catch (err) { this.error = err; this.#renderStatus(); }
+      e.target.value = '';
+    });
     this.charts = createCharts(o.uPlot, this.$('charts'), { dark: o.dark });
     this.storageTimeline = new StorageTimeline(this.$('storages'), this.$('storage-tip'), { maxPolls: 120 });
     root.addEventListener('click', (e) => this.#onClick(e));
@@ -88,6 +95,7 @@ export class MemoryPanel {
 
   start() {
     if (this.running) return;
+    if (this.imported) { this.imported = null; this.#clear(); } // back to the live page
     this.running = true;
     const tick = async () => {
       if (!this.running) return;
@@ -297,6 +305,31 @@ export class MemoryPanel {
     return text;
   }
 
+  /** Saves the recording (timeline, storages, captures, diagnoses) as `affon-recording-<stamp>.json`. */
+  exportRecording() {
+    const text = JSON.stringify(recording(this, SERIES));
+    download(`affon-recording-${stamp()}.json`, text);
+    return text;
+  }
+
+  /** Shows a saved recording instead of the live page (polling stops; "resume" goes back to live). */
+  async importRecording(text, name = 'recording') {
+    const r = parseRecording(text);
+    this.stop();
+    this.#clear();
+    this.timeline = r.timeline;
+    this.storageTimeline.maxPolls = r.storages.maxPolls ?? this.storageTimeline.maxPolls;
+    this.storageTimeline.polls = r.storages.polls ?? [];
+    this.storageTimeline.info = new Map((r.storages.info ?? []).map((s) => [s.id, s]));
+    this.captured = r.captured ?? {};
+    this.diagnosis = r.diagnosis ?? null;
+    this.capturedDiagnosis = r.capturedDiagnosis ?? null;
+    this.state = this.diagnosis ? 'ready' : 'waiting';
+    this.imported = { name, savedAt: r.savedAt, affon: r.affon };
+    this.#render();
+    return r;
+  }
+
   async #onClick(e) {
     const b = e.target.closest('button');
     if (!b || !this.root.contains(b)) return;
@@ -309,6 +342,8 @@ export class MemoryPanel {
       else if (a === 'export-report') await this.exportReport();
       else if (a === 'export-csv') this.exportTimeline('csv');
       else if (a === 'export-json') this.exportTimeline('json');
+      else if (a === 'export-recording') this.exportRecording();
+      else if (a === 'import-recording') this.$('import-file').click();
       else if (a === 'trace') await this.toggleTrace();
     } catch (err) {
       this.error = err;
@@ -329,6 +364,10 @@ export class MemoryPanel {
     const fig = (scope, name) => figure(s.metrics, scope, name, this.session);
     const who = this.session ? ` (session '${this.session}')` : '';
     el.className = 'ap-status';
+    if (this.imported && !this.running) {
+      el.textContent = `showing ${this.imported.name} (saved ${this.imported.savedAt}, affon ${this.imported.affon ?? '?'}) · resume to go back to the live page`;
+      return;
+    }
     el.textContent = !s
       ? `${this.source.kind} · waiting for __AFFON_DEVTOOLS_HOOK__`
       : `${this.source.kind} · affon ${s.version ?? ''} · iteration ${s.iteration == null ? '—' : num(s.iteration)} · live ${bytes(fig('compute.storage', 'live_bytes'))} in ${num(fig('compute.storage', 'live_tensors'))} tensors${who} · ${this.running ? `polling every ${this.pollMs} ms` : 'paused'}`;

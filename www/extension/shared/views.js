@@ -35,6 +35,9 @@ export const PANEL_TEMPLATE = `
       <button data-action="export-report">export report (JSON)</button>
       <button data-action="export-csv">export timeline (CSV)</button>
       <button data-action="export-json">timeline (JSON)</button>
+      <button data-action="export-recording" title="the timeline, the storage bands, the captures and the diagnoses in one file, to attach to a bug report">save recording</button>
+      <button data-action="import-recording" title="open a saved recording in this panel">open recording…</button>
+      <input type="file" data-role="import-file" accept=".json,application/json" hidden>
     </div>
     <div data-role="compare"></div>
     <div data-role="diff"></div>
