@@ -127,6 +127,7 @@ test('train-mlp.html: two spirals to ≥ 95 % held-out, a steady loop, flat live
   // parameters (2·64 + 64 + 64·64 + 64 + 64·2 + 2 floats) × 3 (Adam's m and v) + adam/t
   assert.equal(r.stateBytes, (128 + 64 + 4096 + 64 + 128 + 2) * 4 * 3 + 4);
   assert.equal(r.bytesAtEnd, 0);
+  assert.equal(r.curvePoints, 40, 'the live loss curve: a point every 10 steps');
 });
 
 test('train-convnet.html: shapes to ≥ 90 % held-out, a steady loop, flat live bytes', async () => {

@@ -2,6 +2,7 @@
 // Executable is the whole step — forward, p.grad backward, Adam — and the parameters and Adam's
 // slots live in one ExecutionState. telemetry.watch judges the loop from its second step.
 import init, { Session, Program, telemetry } from '../../pkg/affon.js';
+import uPlot from '../vendor/uPlot.esm.js';
 import { example, print } from './page.js';
 import { spirals, mlpStep, mlpInit, accuracy, loopFigures, printSettled } from './training.js';
 
@@ -19,12 +20,21 @@ example(async () => {
 
   const steps = 400;
   const losses = [];
+  // the live loss curve: a point every 10 steps (the readback is the only sync in the loop)
+  const curve = [[], []];
+  const chart = new uPlot({ width: 640, height: 200, title: 'loss', scales: { x: { time: false } },
+    series: [{ label: 'step' }, { label: 'loss', stroke: '#d62728' }] }, curve, document.querySelector('#curve'));
   const liveAfter = [];
   const settleAt = steps / 4; // the pool's best fit settles each slot's buffer within a few steps
   let settled, end;
   const d = await telemetry.watch(async (i) => {
     const out = step.run({ x, y }, state);
-    if (i % 50 === 0) losses.push(Number(await out.loss.item()));
+    if (i % 10 === 0) {
+      const l = Number(await out.loss.item());
+      if (i % 50 === 0) losses.push(l);
+      curve[0].push(i); curve[1].push(l);
+      chart.setData(curve);
+    }
     out.loss.dispose();
     out.logits.dispose();
     liveAfter.push(session.memory().numBytes);
@@ -52,5 +62,5 @@ example(async () => {
   const bytesAtEnd = session.memory().numBytes;
   session.dispose();
   const runtime = (snap) => (snap ?? []).filter((m) => m.scope === 'runtime.memory').map((m) => [m.name, m.value]);
-  return { summary: d.summary, runtimeWarm: runtime(d.snapshots?.warm), runtimeAfter: runtime(d.snapshots?.after), settled, end, accuracy: acc, verdict: d.verdict, flat, firstLoss: losses[0], lastLoss: losses.at(-1), stateBytes, bytesAtEnd };
+  return { curvePoints: curve[0].length, summary: d.summary, runtimeWarm: runtime(d.snapshots?.warm), runtimeAfter: runtime(d.snapshots?.after), settled, end, accuracy: acc, verdict: d.verdict, flat, firstLoss: losses[0], lastLoss: losses.at(-1), stateBytes, bytesAtEnd };
 });
