@@ -49,8 +49,15 @@ fuzz_target!(|data: &[u8]| {
         _ => SizeClasses::explicit(vec![256, 1024, 4096, 16384]).unwrap(),
     };
     let bound = 4096 + (data[2] as u64) * 1024;
+    // a cache limit from the same byte as the classes: none, 0 (nothing cached) or a few KiB
+    let cache_limit = match data[1] % 4 {
+        0 | 1 => None,
+        2 => Some(0),
+        _ => Some((data[2] as u64 % 16) * 1024),
+    };
     let config = PoolConfig {
         max_total_bytes: bound,
+        cache_limit_bytes: cache_limit,
         oversize_threshold_bytes: 8192,
         size_classes: classes,
     };
@@ -104,6 +111,15 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(
             s.pool_bytes - s.pool_cached_bytes,
             live.iter().map(|l| l.size).sum::<u64>()
+        );
+        if let Some(limit) = cache_limit {
+            assert!(s.pool_cached_bytes <= limit, "cache limit exceeded");
+        }
+        // in use by class: requested and rounded bytes add up to the live figures
+        assert_eq!(u.in_use_by_class.iter().map(|c| c.2).sum::<u64>(), s.live_bytes);
+        assert_eq!(
+            u.in_use_by_class.iter().map(|c| c.0 * c.1).sum::<u64>(),
+            s.pool_bytes - s.pool_cached_bytes
         );
     }
     for l in live.drain(..) {
