@@ -339,6 +339,25 @@ async function untilOrExplain(page, predicate, timeout = 240_000) {
   }
 }
 
+/** What the panel's per-storage timeline holds for `origin`: bands, how many are still alive in the
+ *  newest poll, how many distinct start polls (a staircase has many), and the diff row of two captures. */
+async function bandsOf(page, origin) {
+  return page.evaluate((o) => {
+    const t = window.affonDemo.panel.storageTimeline;
+    const bands = t.bands.filter((b) => b.origin === o);
+    const last = t.polls.length - 1;
+    return { bands: bands.length, alive: bands.filter((b) => b.to === last).length, starts: new Set(bands.map((b) => b.from)).size };
+  }, origin);
+}
+
+/** Captures warm, waits, captures steady; returns the diff row for `origin` (null if none). */
+async function diffOf(page, origin) {
+  await page.click('[data-capture="warm"]');
+  await page.waitForTimeout(3000);
+  await page.click('[data-capture="steady"]');
+  return page.evaluate((o) => window.affonDemo.panel.storageDiff()?.find((r) => r.origin === o) ?? null, origin);
+}
+
 test('training workloads: the compiled step is steady; a recreated optimizer state and a kept loss history leak, named', async () => {
   const { page, errors } = await demo();
   await run(page, 'train-step', 10); // a training step takes ~0.1 s on SwiftShader
@@ -355,6 +374,13 @@ test('training workloads: the compiled step is steady; a recreated optimizer sta
   await run(page, 'train-loss-history', 10); // a training step takes ~0.1 s on SwiftShader
   await untilOrExplain(page, () => window.affonDemo.panel.diagnosis?.grownOrigins?.[0] === "program 'spirals_step' output 'loss'");
   assert.equal(await page.locator('#memory-panel .ap-verdict').getAttribute('data-verdict'), 'ownership-leak');
+  {
+    // the panel's bands: one per kept loss, all still alive, started at different polls (a staircase)
+    const b = await bandsOf(page, "program 'spirals_step' output 'loss'");
+    assert.ok(b.bands >= 5 && b.alive === b.bands && b.starts >= 3, JSON.stringify(b));
+    const d = await diffOf(page, "program 'spirals_step' output 'loss'");
+    assert.ok(d && d.added > 0 && d.removed === 0 && d.addedBytes === 4 * d.added, JSON.stringify(d));
+  }
   await stop(page);
   await run(page, 'train-state-recreated', 10); // a training step takes ~0.1 s on SwiftShader
   await untilOrExplain(page, () => (window.affonDemo.panel.diagnosis?.grownOrigins ?? []).some((o) => /^state '.*' of program 'spirals_step'$/.test(o)));
@@ -375,6 +401,12 @@ test('decoding workloads: one reused KV cache is steady; a new cache per generat
   await run(page, 'decode-new-cache', 5);
   await untilOrExplain(page, () => (window.affonDemo.panel.diagnosis?.grownOrigins ?? []).includes("state 'k0' of program 'decode'"));
   assert.equal(await page.locator('#memory-panel .ap-verdict').getAttribute('data-verdict'), 'ownership-leak');
+  {
+    const b = await bandsOf(page, "state 'k0' of program 'decode'");
+    assert.ok(b.bands >= 3 && b.alive === b.bands && b.starts >= 3, JSON.stringify(b));
+    const d = await diffOf(page, "state 'k0' of program 'decode'");
+    assert.ok(d && d.added > 0 && d.removed === 0 && d.addedBytes === 8192 * d.added, JSON.stringify(d));
+  }
   await page.screenshot({ path: 'test-output/panel-decode-new-cache.png', fullPage: true });
   await stop(page);
   assert.deepEqual(errors, []);
@@ -384,10 +416,24 @@ test('frame workloads: a convnet over frames is steady with outputs disposed; ke
   const { page, errors } = await demo();
   await run(page, 'frames-convnet', 10);
   await untilOrExplain(page, () => window.affonDemo.panel.diagnosis?.verdict === 'steady');
+  {
+    // outputs are disposed every frame: none is alive in the newest poll, and the constants' bands
+    // (created once) are all alive from the first poll
+    const out = await bandsOf(page, "program 'mobilenet' output 'probs'");
+    assert.equal(out.alive, 0, JSON.stringify(out));
+    const consts = await bandsOf(page, "constant of program 'mobilenet'");
+    assert.ok(consts.bands > 0 && consts.alive === consts.bands && consts.starts === 1, JSON.stringify(consts));
+  }
   await stop(page);
   await run(page, 'frames-history', 10);
   await untilOrExplain(page, () => window.affonDemo.panel.diagnosis?.grownOrigins?.[0] === "program 'mobilenet' output 'probs'");
   assert.equal(await page.locator('#memory-panel .ap-verdict').getAttribute('data-verdict'), 'ownership-leak');
+  {
+    const b = await bandsOf(page, "program 'mobilenet' output 'probs'");
+    assert.ok(b.bands >= 5 && b.alive === b.bands && b.starts >= 3, JSON.stringify(b));
+    const d = await diffOf(page, "program 'mobilenet' output 'probs'");
+    assert.ok(d && d.added > 0 && d.removed === 0 && d.addedBytes === 40 * d.added, JSON.stringify(d));
+  }
   await page.screenshot({ path: 'test-output/panel-frames-history.png', fullPage: true });
   await stop(page);
   assert.deepEqual(errors, []);
