@@ -350,6 +350,35 @@ async function bandsOf(page, origin) {
   }, origin);
 }
 
+/** Hovers the storage timeline over the newest storage of `origin` (its own band, or when that is under
+ *  two pixels the run of same-origin bands around it) and returns what the tip says and what it hovered. */
+async function hoverNewest(page, origin) {
+  await page.click('#memory-panel [data-action="pause"]'); // the bands hold still while we point
+  await page.evaluate(() => window.affonDemo.panel.polling);
+  await page.locator('#memory-panel [data-role="storages"]').scrollIntoViewIfNeeded();
+  const at = await page.evaluate((o) => {
+    const t = window.affonDemo.panel.storageTimeline;
+    const c = t.canvas, r = c.getBoundingClientRect();
+    const items = t.polls.at(-1).items;
+    const max = Math.max(...t.polls.map((p) => p.items.reduce((a, i) => a + i.bytes, 0)));
+    const yPer = (c.height - 1) / max;
+    const spans = []; // [from, to] in bytes from the bottom
+    let acc = 0;
+    for (const it of items) { spans.push([acc, acc + it.bytes]); acc += it.bytes; }
+    let k = items.map((it) => it.origin).lastIndexOf(o);
+    let [lo, hi] = spans[k];
+    for (let j = k - 1; (hi - lo) * yPer < 2 && j >= 0 && items[j].origin === o; j--) lo = spans[j][0];
+    const y = c.height - ((lo + hi) / 2) * yPer;
+    const x = (t.polls.length - 0.5) * (c.width / t.maxPolls);
+    return { x: r.left + (x * r.width) / c.width, y: r.top + (y * r.height) / c.height };
+  }, origin);
+  await page.mouse.move(at.x, at.y);
+  const hovered = await page.evaluate(() => window.affonDemo.panel.storageTimeline.hovered);
+  const tip = await page.locator('#memory-panel [data-role="storage-tip"]').textContent();
+  await page.click('#memory-panel [data-action="pause"]'); // resume
+  return { hovered, tip };
+}
+
 /** Captures warm, waits, captures steady; returns the diff row for `origin` (null if none). */
 async function diffOf(page, origin) {
   await page.click('[data-capture="warm"]');
@@ -376,6 +405,10 @@ test('training workloads: the compiled step is steady; a recreated optimizer sta
   assert.equal(await page.locator('#memory-panel .ap-verdict').getAttribute('data-verdict'), 'ownership-leak');
   {
     // the panel's bands: one per kept loss, all still alive, started at different polls (a staircase)
+    // hover the newest one: the tip names its origin, its age and the line that created it
+    const h = await hoverNewest(page, "program 'spirals_step' output 'loss'");
+    assert.equal(h.hovered?.origin, "program 'spirals_step' output 'loss'", h.tip);
+    assert.ok(h.tip.startsWith("program 'spirals_step' output 'loss' · storage #") && /iterations ago/.test(h.tip) && /workloads\.js:\d+:\d+/.test(h.tip), h.tip);
     const b = await bandsOf(page, "program 'spirals_step' output 'loss'");
     assert.ok(b.bands >= 5 && b.alive === b.bands && b.starts >= 3, JSON.stringify(b));
     const d = await diffOf(page, "program 'spirals_step' output 'loss'");
@@ -402,6 +435,11 @@ test('decoding workloads: one reused KV cache is steady; a new cache per generat
   await untilOrExplain(page, () => (window.affonDemo.panel.diagnosis?.grownOrigins ?? []).includes("state 'k0' of program 'decode'"));
   assert.equal(await page.locator('#memory-panel .ap-verdict').getAttribute('data-verdict'), 'ownership-leak');
   {
+    // hover the newest one: the tip names its origin, its age and the line that created it
+    // (a cache state's band is under a pixel by now: the pointer lands on k0 or a neighbouring v0/k1/v1 of the same call)
+    const h = await hoverNewest(page, "state 'k0' of program 'decode'");
+    assert.match(h.hovered?.origin ?? '', /^state '[kv][01]' of program 'decode'$/, h.tip);
+    assert.ok(/^state '[kv][01]' of program 'decode' · storage #/.test(h.tip) && /iterations ago/.test(h.tip) && /workloads\.js:\d+:\d+/.test(h.tip), h.tip);
     const b = await bandsOf(page, "state 'k0' of program 'decode'");
     assert.ok(b.bands >= 3 && b.alive === b.bands && b.starts >= 3, JSON.stringify(b));
     const d = await diffOf(page, "state 'k0' of program 'decode'");
@@ -429,6 +467,10 @@ test('frame workloads: a convnet over frames is steady with outputs disposed; ke
   await untilOrExplain(page, () => window.affonDemo.panel.diagnosis?.grownOrigins?.[0] === "program 'mobilenet' output 'probs'");
   assert.equal(await page.locator('#memory-panel .ap-verdict').getAttribute('data-verdict'), 'ownership-leak');
   {
+    // hover the newest one: the tip names its origin, its age and the line that created it
+    const h = await hoverNewest(page, "program 'mobilenet' output 'probs'");
+    assert.equal(h.hovered?.origin, "program 'mobilenet' output 'probs'", h.tip);
+    assert.ok(h.tip.startsWith("program 'mobilenet' output 'probs' · storage #") && /iterations ago/.test(h.tip) && /workloads\.js:\d+:\d+/.test(h.tip), h.tip);
     const b = await bandsOf(page, "program 'mobilenet' output 'probs'");
     assert.ok(b.bands >= 5 && b.alive === b.bands && b.starts >= 3, JSON.stringify(b));
     const d = await diffOf(page, "program 'mobilenet' output 'probs'");
