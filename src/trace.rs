@@ -1,6 +1,7 @@
 //! Trace export in the Chrome Trace Event format (opens in Perfetto and `chrome://tracing`): while
 //! a trace runs, every ledger change of a session adds a counter event (its live, pool and cached
-//! bytes) and runs, syncs and readbacks add complete-span events. Knows nothing of wgpu or JS.
+//! bytes), runs, syncs and readbacks add complete-span events, and each `nextIteration()` a
+//! process-wide instant event carrying the iteration number. Knows nothing of wgpu or JS.
 //!
 //! Off by default; one relaxed atomic load per ledger change when off. The buffer is bounded
 //! ([`MAX_EVENTS`]); events past it are counted in the trace's metadata, not kept.
@@ -34,10 +35,13 @@ pub(crate) fn enabled() -> bool {
     TRACING.load(Ordering::Relaxed)
 }
 
-fn push(tid: u64, label: &str, event: serde_json::Value) {
+/// Adds `event`; `track` names the session track it is on (`None`: a process-wide event).
+fn push(track: Option<(u64, &str)>, event: serde_json::Value) {
     let mut t = trace();
-    if !t.threads.iter().any(|(id, _)| *id == tid) {
-        t.threads.push((tid, label.to_string()));
+    if let Some((tid, label)) = track {
+        if !t.threads.iter().any(|(id, _)| *id == tid) {
+            t.threads.push((tid, label.to_string()));
+        }
     }
     if t.events.len() < MAX_EVENTS {
         t.events.push(event);
@@ -54,8 +58,7 @@ fn micros(ms: f64) -> f64 {
 pub(crate) fn counter(tid: u64, label: &str, live: u64, pool: u64, cached: u64) {
     let ts = micros(crate::platform::now_ms());
     push(
-        tid,
-        label,
+        Some((tid, label)),
         serde_json::json!({
             "name": format!("memory {label}"), "cat": "affon.memory", "ph": "C", "ts": ts,
             "pid": 1, "tid": tid,
@@ -68,11 +71,23 @@ pub(crate) fn counter(tid: u64, label: &str, live: u64, pool: u64, cached: u64) 
 pub(crate) fn span(tid: u64, label: &str, name: &str, cat: &str, start_ms: f64, args: serde_json::Value) {
     let end = crate::platform::now_ms();
     push(
-        tid,
-        label,
+        Some((tid, label)),
         serde_json::json!({
             "name": name, "cat": cat, "ph": "X", "ts": micros(start_ms),
             "dur": micros(end - start_ms), "pid": 1, "tid": tid, "args": args,
+        }),
+    );
+}
+
+/// A process-wide instant event marking that iteration `n` began (`telemetry.nextIteration()`), so
+/// a trace can be read, and re-opened in the panel, by iterations as well as by time.
+pub(crate) fn iteration(n: u64) {
+    let ts = micros(crate::platform::now_ms());
+    push(
+        None,
+        serde_json::json!({
+            "name": "iteration", "cat": "affon.iteration", "ph": "i", "s": "p", "ts": ts,
+            "pid": 1, "tid": 0, "args": { "iteration": n },
         }),
     );
 }

@@ -11,6 +11,9 @@ mod edges;
 #[path = "shared/program_check.rs"]
 mod program_check;
 
+#[path = "shared/scratch_edges.rs"]
+mod scratch_edges;
+
 use std::sync::Arc;
 
 use affon::{DType, PoolOptions, Program, Session, SessionOptions};
@@ -35,6 +38,11 @@ fn creation_limits() {
 #[test]
 fn eager_op_out_of_room() {
     block_on(edges::eager_op_out_of_room(&bounded(1 << 20)));
+}
+
+#[test]
+fn split_reduction_at_the_bound() {
+    block_on(scratch_edges::split_reduction_at_the_bound(&bounded(1 << 20)));
 }
 
 #[test]

@@ -12,6 +12,9 @@ mod edges;
 #[path = "shared/program_check.rs"]
 mod program_check;
 
+#[path = "shared/scratch_edges.rs"]
+mod scratch_edges;
+
 use affon::js::{JsProgram, JsSession, JsTelemetry};
 use affon::{PoolOptions, Session, SessionOptions};
 use wasm_bindgen::prelude::*;
@@ -39,6 +42,11 @@ async fn creation_limits() {
 #[wasm_bindgen_test]
 async fn eager_op_out_of_room() {
     edges::eager_op_out_of_room(&bounded(1 << 20).await).await;
+}
+
+#[wasm_bindgen_test]
+async fn split_reduction_at_the_bound() {
+    scratch_edges::split_reduction_at_the_bound(&bounded(1 << 20).await).await;
 }
 
 #[wasm_bindgen_test]
@@ -156,6 +164,9 @@ export async function wrongKinds(Session, Program, telemetry, ledger) {
   }
   await expectAffon('session.profile({})', () => s.profile({}));
   await expectAffon('telemetry.watch({})', () => telemetry.watch({}, { warmup: 1, iterations: 1 }));
+  for (const w of [-1, {}, 'text', [], [{}], () => 1, 1n, Symbol('s'), Number.NaN, 1.5]) {
+    await expectAffon(`telemetry.storages(${String(w?.constructor?.name ?? w)})`, () => telemetry.storages(w));
+  }
   // Program methods
   const programArgs = { input: ['x2', 'float32', [4]], state: ['s2', 'float32', [4]], constant: [[1, 2], [2]],
     output: ['o2', x], assign: ['acc', n], add: [x, x], matmul: [x, x], relu: [x], sum: [x, [0]],

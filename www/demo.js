@@ -59,8 +59,7 @@ async function start(id = $('workload').value) {
   if (!w) throw new Error(`unknown workload ${id}`);
   $('workload').value = id;
   showWorkload();
-  runner.stop();
-  runner.prepare(w);
+  await runner.prepare(w); // stops the previous run and releases what it retained
   session.clearCache(); // every run warms the pool from empty, so pool verdicts do not depend on earlier runs
   globalThis.__AFFON_DEVTOOLS_HOOK__.reportContext = { ...w.context, pattern: w.pattern, workload: w.id };
   await panel.reset(); // baseline now, after the workload's setup; resets the peak gauges
@@ -68,7 +67,7 @@ async function start(id = $('workload').value) {
 }
 $('start').onclick = () => start();
 $('stop').onclick = () => runner.stop('stopped');
-$('release').onclick = () => { runner.release(); render(); };
+$('release').onclick = async () => { await runner.release(); render(); };
 
 function renderLoop() {
   const el = $('loop-status');

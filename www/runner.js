@@ -1,6 +1,8 @@
 // Runs one workload at a chosen rate: each iteration calls telemetry.nextIteration() and then the
-// workload's iterate(); after each batch it waits for the device (session.sync()) so queued GPU work
-// stays bounded. Stops itself on the first error (e.g. OUT_OF_MEMORY once a leak fills the pool).
+// workload's iterate() (awaited when it returns a promise: a decoding loop reads each token back);
+// after each batch it waits for the device (session.sync()) so queued GPU work stays bounded. Stops
+// itself on the first error (e.g. OUT_OF_MEMORY once a leak fills the pool). Releasing waits for an
+// iteration under way, so a workload's objects are never disposed under it.
 import telemetry from 'std:telemetry';
 
 const MAX_BATCH = 250;
@@ -19,8 +21,8 @@ export class WorkloadRunner {
   }
 
   /** Sets up `workload` (releasing what a previous run retained) without starting it. */
-  prepare(workload) {
-    this.release();
+  async prepare(workload) {
+    await this.release();
     this.workload = workload;
     this.ctx = workload.setup(this.session);
     this.iterations = 0;
@@ -34,7 +36,7 @@ export class WorkloadRunner {
     this.#rebase();
     this.samples = [[performance.now(), this.iterations]];
     this.onChange();
-    this.#loop();
+    this.loop = this.#loop();
   }
 
   stop(message = '') {
@@ -49,8 +51,9 @@ export class WorkloadRunner {
   }
 
   /** Disposes what the current run retained; returns a sentence saying what. */
-  release() {
+  async release() {
     this.stop();
+    await this.loop; // an iteration under way finishes first
     if (!this.ctx) return 'nothing to release';
     const w = this.workload;
     const ctx = this.ctx;
@@ -72,7 +75,8 @@ export class WorkloadRunner {
       try {
         for (let k = 0; k < n && this.running; k++) {
           telemetry.nextIteration();
-          this.workload.iterate(this.ctx, this.iterations);
+          const pending = this.workload.iterate(this.ctx, this.iterations);
+          if (pending?.then) await pending;
           this.iterations++;
           this.done++;
         }

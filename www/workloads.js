@@ -1,10 +1,10 @@
 // The demo's workloads: the leak patterns of the seeds (TensorFlow.js habits and affon's ownership
 // rules) and their correct counterparts. Each is `{id, title, expect, pattern, code, setup(session),
 // iterate(ctx, i), release(ctx), context}`; `iterate` runs one iteration (the loop calls
-// `telemetry.nextIteration()` before it). Tensors are 64 × 1024 float32 = 256 KiB unless stated.
+// `telemetry.nextIteration()` before it, and awaits it when it returns a promise). Tensors are 64 × 1024 float32 = 256 KiB unless stated.
 import { Program } from '../pkg/affon.js';
 import { spirals, mlpStep, mlpInit } from './examples/training.js';
-import { weights as decoderWeights, stepProgram as decoderStep, PROMPT } from './examples/decoder.js';
+import { weights as decoderWeights, stepProgram as decoderStep, generate, PROMPT } from './examples/decoder.js';
 import { SIZE as FRAME, weights as convnetWeights, program as convnetProgram, frame } from './examples/frames.js';
 
 const ROWS = 64;
@@ -223,15 +223,13 @@ function frameWorkloads() {
   ];
 }
 
-/** One "generate call" of the decoder (examples/decoder.js): 8 tokens through the compiled step
- *  with a cache (teacher-forced: the demo's loop is synchronous, so no token is read back). */
-function decodeCall(ctx, cache) {
-  for (let pos = 0; pos < 8; pos++) {
-    const t = ctx.session.tensor([PROMPT[pos]], [1], 'int32');
-    const at = ctx.session.tensor([pos], [], 'int32');
-    ctx.exe.run({ token: t, pos: at }, cache).next.dispose();
-    t.dispose(); at.dispose();
-  }
+/** One "generate call" of the decoder (examples/decoder.js): greedy decoding of 4 tokens after a
+ *  4-token prompt through the compiled step and `cache` — each predicted token is read back
+ *  (`await next.item()`) and fed to the next step. The tokens are kept on ctx for the page and tests. */
+async function decodeCall(ctx, cache) {
+  const { tokens } = await generate(ctx.session, ctx.exe, cache, PROMPT.slice(0, 4), 4);
+  ctx.tokens = tokens;
+  ctx.calls = (ctx.calls ?? 0) + 1;
 }
 
 function decodingWorkloads() {
@@ -249,9 +247,9 @@ function decodingWorkloads() {
       expect: 'steady',
       pattern: 'the KV cache is an ExecutionState of fixed capacity, rows written in place each step; every generate call reuses it',
       code: `const cache = step.createState({});        // k0, v0, k1, v1: [64, 32] each
-loop: generate(cache)  // 8 tokens: step.run({ token, pos }, cache).next.dispose()`,
+loop: await generate(step, cache, prompt, 4)  // greedy: next = await step.run({ token, pos }, cache).next.item()`,
       setup(session) { const ctx = setup(session); ctx.cache = ctx.exe.createState({}); return ctx; },
-      iterate(ctx) { decodeCall(ctx, ctx.cache); },
+      iterate(ctx) { return decodeCall(ctx, ctx.cache); },
       release,
       context,
     },
@@ -261,9 +259,9 @@ loop: generate(cache)  // 8 tokens: step.run({ token, pos }, cache).next.dispose
       expect: 'ownership-leak',
       pattern: 'each generate call creates its own cache and drops it without dispose() (transformers.js #1734: past_key_values never freed)',
       code: `loop: const cache = step.createState({});   // 32 KiB a call, never disposed
-      generate(cache)`,
+      await generate(step, cache, prompt, 4)`,
       setup,
-      iterate(ctx) { const cache = ctx.exe.createState({}); ctx.kept.push(cache); decodeCall(ctx, cache); },
+      iterate(ctx) { const cache = ctx.exe.createState({}); ctx.kept.push(cache); return decodeCall(ctx, cache); },
       release,
       context,
     },

@@ -180,8 +180,9 @@ pub(crate) fn all_any<G: Graph>(
     g.op(Op::Cast { dtype: DType::Bool }, &[&r])
 }
 
-/// A builder that only infers: runs a composite to learn every value it would make, without
-/// making any (the eager path admits their total before it starts).
+/// A builder that only infers: runs a composite to learn every value it would make, and every
+/// kernel scratch it would take, without making any (the eager path admits their total before it
+/// starts, so a composite never fails midway at the memory bound).
 pub(crate) struct Dry {
     /// Byte lengths of the values made, in order (`None` for a dynamic one).
     pub made: Vec<Option<u64>>,
@@ -193,11 +194,19 @@ impl Graph for Dry {
     fn op(&mut self, op: Op, args: &[&Self::V]) -> Result<Self::V> {
         let a: Vec<(Dims, DType)> = args.iter().map(|&v| v.clone()).collect();
         let out = crate::ops::infer(&op, &a)?;
-        let bytes = out
-            .0
-            .iter()
-            .try_fold(4u64, |acc, d| d.and_then(|d| acc.checked_mul(d as u64)));
-        self.made.push(bytes);
+        let elements = |dims: &Dims| {
+            dims.iter()
+                .try_fold(1u64, |acc, d| d.and_then(|d| acc.checked_mul(d as u64)))
+        };
+        let count = elements(&out.0);
+        self.made.push(count.and_then(|c| c.checked_mul(4)));
+        // a kernel's scratch (a split reduction's partial results) is taken beside its output
+        if let (Some(input), Some(output)) = (a.first().map_or(Some(1), |v| elements(&v.0)), count) {
+            let words = op.scratch_words(input, output);
+            if words > 0 {
+                self.made.push(Some(words * 4));
+            }
+        }
         Ok(out)
     }
 

@@ -13,7 +13,11 @@ static ITERATION: AtomicU64 = AtomicU64::new(0);
 
 /// Advances the iteration counter; returns the new value.
 pub fn next_iteration() -> u64 {
-    ITERATION.fetch_add(1, Ordering::Relaxed) + 1
+    let n = ITERATION.fetch_add(1, Ordering::Relaxed) + 1;
+    if crate::trace::enabled() {
+        crate::trace::iteration(n);
+    }
+    n
 }
 
 /// The current iteration.

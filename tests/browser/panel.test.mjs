@@ -369,7 +369,8 @@ async function hoverNewest(page, origin) {
     let [lo, hi] = spans[k];
     for (let j = k - 1; (hi - lo) * yPer < 2 && j >= 0 && items[j].origin === o; j--) lo = spans[j][0];
     const y = c.height - ((lo + hi) / 2) * yPer;
-    const x = (t.polls.length - 0.5) * (c.width / t.maxPolls);
+    const [x0, x1] = t.columns().at(-1); // the newest poll's column (the axis is iterations)
+    const x = (x0 + x1) / 2;
     return { x: r.left + (x * r.width) / c.width, y: r.top + (y * r.height) / c.height };
   }, origin);
   await page.mouse.move(at.x, at.y);
@@ -424,13 +425,25 @@ test('training workloads: the compiled step is steady; a recreated optimizer sta
 
 test('decoding workloads: one reused KV cache is steady; a new cache per generate call leaks, named', async () => {
   const { page, errors } = await demo();
-  await run(page, 'decode-cache-reused', 5); // 8 decoder steps an iteration on SwiftShader
+  await run(page, 'decode-cache-reused', 5); // a greedy generate call (7 steps, each token read back) an iteration
   await untilOrExplain(page, () => window.affonDemo.panel.diagnosis?.verdict === 'steady');
   {
     const { diagnosis } = await panelData(page);
     assert.deepEqual(diagnosis.grownOrigins ?? [], []);
   }
-  await stop(page);
+  await page.click('#stop');
+  // the demo's greedy tokens (compiled step, reused cache, after many calls) are the eager path's
+  const decoded = await page.evaluate(async () => {
+    const d = await import('./examples/decoder.js');
+    const { tokens, calls } = window.affonDemo.runner.ctx;
+    const eager = await d.generateEager(window.affonDemo.session, d.weights(42), d.PROMPT.slice(0, 4), 4);
+    return { tokens, calls, eager: eager.tokens };
+  });
+  assert.ok(decoded.calls >= 5, `${decoded.calls} generate calls`);
+  assert.equal(decoded.tokens.length, 8);
+  assert.deepEqual(decoded.tokens, decoded.eager);
+  assert.deepEqual(decoded.tokens.slice(0, 4), [3, 14, 15, 9], 'the prompt');
+  await page.click('#release');
   await run(page, 'decode-new-cache', 5);
   await untilOrExplain(page, () => (window.affonDemo.panel.diagnosis?.grownOrigins ?? []).includes("state 'k0' of program 'decode'"));
   assert.equal(await page.locator('#memory-panel .ap-verdict').getAttribute('data-verdict'), 'ownership-leak');
@@ -496,6 +509,13 @@ test('panel v2: per-storage bands (a staircase for a leak), the hovered band’s
   assert.ok(bands.every((b) => b.to === polls - 1 && b.bytes === KIB256), 'every kept result is still alive, 256 KiB');
   const starts = bands.map((b) => b.from);
   assert.ok(starts.at(-1) > starts[0], 'later results start later: a staircase');
+  // the x axis is iterations: each poll's column is as wide as the iterations up to the next poll
+  const axis = await page.locator('#memory-panel [data-role="storage-axis"]').textContent();
+  assert.match(axis, /^iterations [\d,]+ → [\d,]+ \(\d+ polls\)$/);
+  const geo = await page.evaluate(() => ({ cols: window.affonDemo.panel.storageTimeline.columns(), its: window.affonDemo.panel.storageTimeline.polls.map((p) => p.iteration) }));
+  const perIteration = geo.cols.slice(0, -1).map(([x0, x1], k) => [x1 - x0, geo.its[k + 1] - geo.its[k]]).filter(([, d]) => d > 0).map(([w, d]) => w / d);
+  assert.ok(perIteration.length >= 5 && perIteration.every((r) => Math.abs(r - perIteration[0]) < 1e-9), `pixels per iteration: ${perIteration}`);
+  assert.ok(geo.cols.every(([x0], k) => k === 0 || x0 >= geo.cols[k - 1][0]), 'columns in iteration order');
   // hover the newest band at the top of the last column: the tip names it, with its stack
   const at = await page.evaluate(() => {
     const t = window.affonDemo.panel.storageTimeline;
@@ -504,7 +524,8 @@ test('panel v2: per-storage bands (a staircase for a leak), the hovered band’s
     const total = last.items.reduce((a, i) => a + i.bytes, 0);
     const max = Math.max(...t.polls.map((p) => p.items.reduce((a, i) => a + i.bytes, 0)));
     const yPer = (c.height - 1) / max;
-    const x = (t.polls.length - 0.5) * (c.width / t.maxPolls);
+    const [x0, x1] = t.columns().at(-1); // the newest poll's column (the axis is iterations)
+    const x = (x0 + x1) / 2;
     const y = c.height - total * yPer + (last.items.at(-1).bytes * yPer) / 2;
     return { x: r.left + (x * r.width) / c.width, y: r.top + (y * r.height) / c.height, id: last.items.at(-1).id };
   });
@@ -534,6 +555,19 @@ test('panel v2: per-storage bands (a staircase for a leak), the hovered band’s
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#memory-panel [data-action="export-recording"]')]);
   assert.match(download.suggestedFilename(), /^affon-recording-.*\.json$/);
   const saved = fs.readFileSync(await download.path(), 'utf8');
+  // the saved file is a Chrome trace (Perfetto opens it): the timeline as counter tracks, the
+  // iterations as instants, the recording itself under affonRecording
+  const savedTrace = JSON.parse(saved);
+  assert.equal(savedTrace.displayTimeUnit, 'ms');
+  const ev = savedTrace.traceEvents;
+  assert.ok(ev.every((e) => typeof e.name === 'string' && typeof e.ph === 'string' && Number.isFinite(e.ts) && e.ts >= 0 && Number.isInteger(e.pid) && Number.isInteger(e.tid)));
+  const devicePoints = ev.filter((e) => e.ph === 'C' && e.name === 'device MiB');
+  const tl = await page.evaluate(() => window.affonDemo.panel.timeline);
+  assert.equal(devicePoints.length, tl.live.length, 'one counter event per poll');
+  assert.ok(Math.abs(devicePoints.at(-1).args.live * 2 ** 20 - tl.live.at(-1)) < 1, 'the counters are the timeline, in MiB');
+  const marks = ev.filter((e) => e.ph === 'i' && e.name === 'iteration').map((e) => e.args.iteration);
+  assert.ok(marks.length >= 2 && marks.every((m, i) => i === 0 || m > marks[i - 1]), 'iteration marks, increasing');
+  assert.equal(savedTrace.affonRecording.format, 'affon.panel-recording/2');
   await page.click('#release');
   const { page: other, errors: otherErrors } = await demo();
   await other.setInputFiles('#memory-panel [data-role="import-file"]', { name: 'bug-report.json', mimeType: 'application/json', buffer: Buffer.from(saved) });
@@ -546,9 +580,34 @@ test('panel v2: per-storage bands (a staircase for a leak), the hovered band’s
   assert.deepEqual(reopened, { bands: savedBands, diff: sq.added, running: false });
   assert.match(await other.locator('#memory-panel .ap-status').textContent(), /^showing bug-report\.json/);
   assert.equal(await other.locator('#memory-panel [data-role="diff"] tr[data-origin="square"]').count(), 1);
-  // a file that is not a recording is refused, with the reason
-  await other.setInputFiles('#memory-panel [data-role="import-file"]', { name: 'x.json', mimeType: 'application/json', buffer: Buffer.from('{"traceEvents": []}') });
-  await other.waitForFunction(() => /not a panel recording/.test(window.affonDemo.panel.error?.message ?? ''));
+  // a file that is neither is refused, with the reason
+  await other.setInputFiles('#memory-panel [data-role="import-file"]', { name: 'x.json', mimeType: 'application/json', buffer: Buffer.from('{"format": "x"}') });
+  await other.waitForFunction(() => /not a panel recording or a trace/.test(window.affonDemo.panel.error?.message ?? ''));
+  await other.setInputFiles('#memory-panel [data-role="import-file"]', { name: 'y.json', mimeType: 'application/json', buffer: Buffer.from('{"traceEvents": []}') });
+  await other.waitForFunction(() => /a trace without affon memory counters/.test(window.affonDemo.panel.error?.message ?? ''));
+  // a trace recorded with "record trace" (telemetry.stopTrace()) opens too: its memory counters
+  // become the timeline, its iteration marks the iterations
+  await other.click('#memory-panel [data-action="pause"]'); // back to the live page
+  await run(other, 'square-leak', 40);
+  await other.click('#memory-panel [data-action="trace"]');
+  await other.waitForTimeout(2000);
+  const [traceFile] = await Promise.all([other.waitForEvent('download'), other.click('#memory-panel [data-action="trace"]')]);
+  await stop(other);
+  const traceText = fs.readFileSync(await traceFile.path(), 'utf8');
+  const traced = JSON.parse(traceText).traceEvents;
+  const counted = traced.filter((e) => e.ph === 'C' && e.cat === 'affon.memory');
+  const lastLive = counted.reduce((a, e) => { a[e.name] = e.args.live_bytes; return a; }, {});
+  await other.setInputFiles('#memory-panel [data-role="import-file"]', { name: 'page.trace.json', mimeType: 'application/json', buffer: Buffer.from(traceText) });
+  await other.waitForFunction(() => window.affonDemo.panel.imported?.name === 'page.trace.json');
+  const fromTrace = await other.evaluate(() => ({ imp: window.affonDemo.panel.imported, tl: window.affonDemo.panel.timeline, diagnosis: window.affonDemo.panel.diagnosis }));
+  assert.equal(fromTrace.imp.trace.counters, counted.length);
+  assert.ok(fromTrace.imp.trace.iterations >= 20, `${fromTrace.imp.trace.iterations} iteration marks`);
+  assert.equal(fromTrace.tl.live.at(-1), Object.values(lastLive).reduce((a, b) => a + b, 0), 'the timeline ends at the sessions’ last live bytes, summed');
+  const its = fromTrace.tl.iteration.filter((i) => i != null);
+  assert.ok(its.length > 0 && its.every((m, i) => i === 0 || m >= its[i - 1]), 'iterations from the marks, never decreasing');
+  assert.ok(Math.max(...fromTrace.tl.live) > fromTrace.tl.live[0], 'the leak climbs in the trace');
+  assert.equal(fromTrace.diagnosis, null, 'a trace holds no records: no verdict');
+  assert.match(await other.locator('#memory-panel .ap-status').textContent(), /^showing trace page\.trace\.json: \d+ memory counters over [\d.]+ s in \d+ session\(s\)/);
   assert.deepEqual(errors, []);
   assert.deepEqual(otherErrors, []);
 });

@@ -54,6 +54,7 @@ pub async fn trace_of_a_workload(s: &Session) {
     let exe = s.compile(&crate::programs::running_mean()).unwrap();
     let state = exe.create_state(&[]).unwrap();
     telemetry::start_trace();
+    let iteration = telemetry::next_iteration();
     let x = s.ones(&[3, 4], DType::Float32).unwrap();
     let y = x.square().unwrap();
     let out = exe.run(&[("x", &y)], Some(&state)).unwrap();
@@ -79,6 +80,14 @@ pub async fn trace_of_a_workload(s: &Session) {
     for want in ["run:running_mean", "sync", "readback"] {
         assert!(spans.contains(&want), "span {want} in {spans:?}");
     }
+    // the iteration mark: a process-wide instant carrying the number nextIteration() returned
+    assert!(
+        events.iter().any(|e| e["ph"] == "i"
+            && e["name"] == "iteration"
+            && e["s"] == "p"
+            && e["args"]["iteration"].as_u64() == Some(iteration)),
+        "an instant event for iteration {iteration}"
+    );
     let counters: Vec<&Value> = events
         .iter()
         .filter(|e| e["ph"] == "C" && e["name"] == format!("memory {}", s.label()))

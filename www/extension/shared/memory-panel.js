@@ -1,10 +1,10 @@
 // The affon memory panel: one module behind both ways in (the demo's in-page panel and the Chrome
 // DevTools panel). It polls a source (see sources.js) for snapshots of the same shape, keeps a
 // timeline, diagnoses a rolling window (rolling.js) with the page's own `telemetry.diagnose`, and
-// renders: verdict + findings + evidence, live time series (uPlot), live tensors by origin, the pool
-// by size class, and captured baseline / warm / steady snapshots side by side, with report, timeline
-// and trace export. A session filter judges and shows one session's labelled figures.
-//
+// renders: verdict + findings + evidence, live time series (uPlot), per-storage bands, live tensors
+// by origin, the pool by size class, captured snapshots side by side and their diff; exports a
+// report, the timeline, a trace and a recording, and opens a recording or a trace (panel-file.js).
+// A session filter judges and shows one session's labelled figures.
 //   const panel = new MemoryPanel(element, { source: hookSource(), uPlot });
 //   panel.start();
 //
@@ -14,8 +14,8 @@ import { createCharts } from './charts.js';
 import { bytes, num, figure, csv, download, stamp } from './format.js';
 import { RollingWindow, keptRecords, forSession, perIteration } from './rolling.js';
 import { StorageTimeline, storageDiff, diffView } from './storage-timeline.js';
-import { recording, parseRecording } from './panel-file.js';
-import { PANEL_TEMPLATE, verdictView, evidenceView, originsView, sessionGroups, poolsView, compareView, sessionOptions } from './views.js';
+import { recording, parseRecording, importedText, timelineRows, timelineJson } from './panel-file.js';
+import { PANEL_TEMPLATE, windowText, verdictView, evidenceView, originsView, sessionGroups, poolsView, compareView, sessionOptions } from './views.js';
 
 const SERIES = [
   ['live', 'compute.storage', 'live_bytes'],
@@ -68,7 +68,7 @@ export class MemoryPanel {
       e.target.value = '';
     });
     this.charts = createCharts(o.uPlot, this.$('charts'), { dark: o.dark });
-    this.storageTimeline = new StorageTimeline(this.$('storages'), this.$('storage-tip'), { maxPolls: 120 });
+    this.storageTimeline = new StorageTimeline(this.$('storages'), this.$('storage-tip'), { maxPolls: 120, axis: this.$('storage-axis') });
     root.addEventListener('click', (e) => this.#onClick(e));
     // <details> toggles do not bubble; keep which stacks are expanded across re-renders.
     root.addEventListener('toggle', (e) => {
@@ -202,18 +202,6 @@ export class MemoryPanel {
     return perIteration(await this.source.diagnose(input), w);
   }
 
-  #windowText() {
-    const w = this.window;
-    if (!w?.base) return '';
-    const ago = (e) => `${((w.now.time - e.time) / 1000).toFixed(1)} s ago`;
-    const who = this.session ? `session '${this.session}'` : 'all sessions';
-    if (w.byIterations) {
-      return `Rolling diagnosis of ${who} (updates every poll): baseline at iteration ${num(w.base.iteration)} (${ago(w.base)}) → warm at ${num(w.warm.iteration)} → now at ${num(w.now.iteration)}; ` +
-        `judged over the last ${num(w.iterations)} iterations in ${num(w.samples.length - w.warmup)} polls. Host-side accounting (exact), not synchronised.`;
-    }
-    return `Rolling diagnosis of ${who} by time (the page calls no telemetry.nextIteration()): baseline ${ago(w.base)} → warm ${ago(w.warm)} → now.`;
-  }
-
   /** Captures 'baseline' (resets peaks first), 'warm' or 'steady'; diagnoses once all three exist. */
   async capture(which) {
     if (which === 'baseline') await this.source.resetPeak();
@@ -286,35 +274,29 @@ export class MemoryPanel {
     return r;
   }
 
-  timelineRows() {
-    const tl = this.timeline;
-    const keys = ['time', 't', 'iteration', ...SERIES.map(([k]) => k)];
-    const head = ['time_ms', 'elapsed_s', 'iteration', ...SERIES.map(([, s, n]) => `${s}/${n}`)];
-    return [head, ...tl.t.map((_, i) => keys.map((k) => tl[k][i]))];
-  }
-
+  timelineRows() { return timelineRows(this.timeline, SERIES); }
   exportTimeline(format = 'csv') {
-    if (format === 'csv') {
-      const text = csv(this.timelineRows());
-      download(`affon-timeline-${stamp()}.csv`, text, 'text/csv');
-      return text;
-    }
-    const series = Object.fromEntries(SERIES.map(([k, s, n]) => [k, `${s}/${n}`]));
-    const text = JSON.stringify({ series, session: this.session, ...this.timeline }, null, 1);
-    download(`affon-timeline-${stamp()}.json`, text);
+    const text = format === 'csv' ? csv(this.timelineRows()) : timelineJson(this.timeline, SERIES, this.session);
+    download(`affon-timeline-${stamp()}.${format}`, text, format === 'csv' ? 'text/csv' : 'application/json');
     return text;
   }
 
-  /** Saves the recording (timeline, storages, captures, diagnoses) as `affon-recording-<stamp>.json`. */
+  /**
+   * Saves the recording (timeline, storages, captures, diagnoses) as `affon-recording-<stamp>.json`:
+   * a Chrome trace (Perfetto opens it) that this panel opens back whole (panel-file.js).
+   */
   exportRecording() {
     const text = JSON.stringify(recording(this, SERIES));
     download(`affon-recording-${stamp()}.json`, text);
     return text;
   }
 
-  /** Shows a saved recording instead of the live page (polling stops; "resume" goes back to live). */
+  /**
+   * Shows a saved recording, or a trace from `telemetry.stopTrace()`, instead of the live page
+   * (polling stops; "resume" goes back to live).
+   */
   async importRecording(text, name = 'recording') {
-    const r = parseRecording(text);
+    const r = parseRecording(text, { session: this.session, maxPoints: this.maxPoints });
     this.stop();
     this.#clear();
     this.timeline = r.timeline;
@@ -325,7 +307,7 @@ export class MemoryPanel {
     this.diagnosis = r.diagnosis ?? null;
     this.capturedDiagnosis = r.capturedDiagnosis ?? null;
     this.state = this.diagnosis ? 'ready' : 'waiting';
-    this.imported = { name, savedAt: r.savedAt, affon: r.affon };
+    this.imported = { name, savedAt: r.savedAt, affon: r.affon, trace: r.trace ?? null };
     this.#render();
     return r;
   }
@@ -365,7 +347,7 @@ export class MemoryPanel {
     const who = this.session ? ` (session '${this.session}')` : '';
     el.className = 'ap-status';
     if (this.imported && !this.running) {
-      el.textContent = `showing ${this.imported.name} (saved ${this.imported.savedAt}, affon ${this.imported.affon ?? '?'}) · resume to go back to the live page`;
+      el.textContent = importedText(this.imported);
       return;
     }
     el.textContent = !s
@@ -394,7 +376,7 @@ export class MemoryPanel {
       state: this.state,
       diagnosis: this.diagnosis,
       progress: this.window?.progress,
-      windowText: this.state === 'ready' ? this.#windowText() : '',
+      windowText: this.state === 'ready' ? windowText(this.window, this.session) : '',
       liveTensors: groups,
       iteration: s?.iteration,
     });

@@ -1,8 +1,10 @@
 // The per-storage active-memory timeline (what PyTorch's memory_viz shows, live): every live storage
-// is a band over the polls it was alive in, stacked in creation order (oldest at the bottom, so a
-// leak is a staircase climbing on top and a steady loop a flat block), coloured by origin. Hovering
-// a band shows its origin, bytes, age in iterations and creating stack. And the diff of two
-// captured storage lists: what appeared and what went, by origin.
+// is a band over the iterations it was alive in (sampled at the panel's polls), stacked in creation
+// order (oldest at the bottom, so a leak is a staircase climbing on top and a steady loop a flat
+// block), coloured by origin. The x axis is iterations when the page calls
+// `telemetry.nextIteration()` (each poll's column spans the iterations up to the next poll), else
+// polls. Hovering a band shows its origin, bytes, age in iterations and creating stack. And the
+// diff of two captured storage lists: what appeared and what went, by origin.
 import { bytes, num, esc } from './format.js';
 
 /** A stable colour per origin. */
@@ -17,6 +19,7 @@ export class StorageTimeline {
   constructor(canvas, tip, o = {}) {
     this.canvas = canvas;
     this.tip = tip;
+    this.axis = o.axis ?? null;
     this.maxPolls = o.maxPolls ?? 120;
     this.clear();
     canvas.addEventListener('mousemove', (e) => this.#hover(e));
@@ -54,27 +57,51 @@ export class StorageTimeline {
     return [...bands.values()];
   }
 
+  /** Whether the x axis is iterations (every poll has one) rather than polls. */
+  get byIterations() {
+    return this.polls.length > 0 && this.polls.every((p) => p.iteration != null);
+  }
+
+  /**
+   * Each poll's column `[x0, x1)` in canvas pixels. By iterations: poll k spans the iterations from
+   * its own to the next poll's (the newest one the average step), and the axis holds `maxPolls`
+   * average steps until the polls fill it, so a run grows from the left at a steady scale. By polls:
+   * equal columns.
+   */
+  columns() {
+    const w = this.canvas.width, n = this.polls.length;
+    if (!this.byIterations) return this.polls.map((_, k) => [(k * w) / this.maxPolls, ((k + 1) * w) / this.maxPolls]);
+    const it = this.polls.map((p) => p.iteration);
+    const step = n > 1 ? Math.max(1, (it[n - 1] - it[0]) / (n - 1)) : 1;
+    const span = Math.max(it[n - 1] - it[0] + step, step * this.maxPolls);
+    const x = (i) => ((i - it[0]) * w) / span;
+    return it.map((i, k) => [x(i), x(k + 1 < n ? it[k + 1] : i + step)]);
+  }
+
   #scale() {
     const max = Math.max(1, ...this.polls.map((p) => p.items.reduce((a, i) => a + i.bytes, 0)));
-    return { colW: this.canvas.width / this.maxPolls, yPer: (this.canvas.height - 1) / max, max };
+    return { cols: this.columns(), yPer: (this.canvas.height - 1) / max, max };
   }
 
   draw() {
     const c = this.canvas.getContext('2d');
     const { width: w, height: h } = this.canvas;
     c.clearRect(0, 0, w, h);
-    const { colW, yPer } = this.#scale();
+    const { cols, yPer } = this.#scale();
     this.polls.forEach((p, k) => {
+      const [x0, x1] = cols[k];
+      if (x1 - x0 <= 0) return; // a poll at the same iteration as the next: the next one shows it
+      const x = Math.floor(x0), cw = Math.max(1, Math.ceil(x1) - x);
       let y = h;
       let run = null; // storages under a pixel high merge with neighbours of the same origin
-      const flush = () => { if (run) { c.fillStyle = originColour(run.origin); c.fillRect(k * colW, y - run.px, Math.ceil(colW), run.px); y -= run.px; run = null; } };
+      const flush = () => { if (run) { c.fillStyle = originColour(run.origin); c.fillRect(x, y - run.px, cw, run.px); y -= run.px; run = null; } };
       for (const it of p.items) {
         const px = it.bytes * yPer;
         if (px >= 1) {
           flush();
           c.fillStyle = originColour(it.origin);
-          c.fillRect(k * colW, y - px, Math.ceil(colW), px);
-          if (px >= 3) { c.fillStyle = 'rgba(0,0,0,0.25)'; c.fillRect(k * colW, y - px, Math.ceil(colW), 1); }
+          c.fillRect(x, y - px, cw, px);
+          if (px >= 3) { c.fillStyle = 'rgba(0,0,0,0.25)'; c.fillRect(x, y - px, cw, 1); }
           y -= px;
         } else if (run && run.origin === it.origin) {
           run.px += px;
@@ -85,12 +112,22 @@ export class StorageTimeline {
       }
       flush();
     });
+    if (this.axis) this.axis.textContent = this.#axisText();
+  }
+
+  #axisText() {
+    const n = this.polls.length;
+    if (!n) return '';
+    if (!this.byIterations) return `${n} polls (the page calls no telemetry.nextIteration(), so the axis is polls)`;
+    const first = this.polls[0].iteration, last = this.polls[n - 1].iteration;
+    return `iterations ${num(first)} → ${num(last)} (${num(n)} polls)`;
   }
 
   /** The storage drawn at canvas pixel (x, y), with its age, or null. */
   storageAt(x, y) {
-    const { colW, yPer } = this.#scale();
-    const k = Math.floor(x / colW);
+    const { cols, yPer } = this.#scale();
+    // the last drawn column under x (columns overlap by their rounding; a later one paints over)
+    const k = cols.findLastIndex(([x0, x1]) => x1 > x0 && x >= Math.floor(x0) && x < Math.max(Math.ceil(x1), Math.floor(x0) + 1));
     const p = this.polls[k];
     if (!p) return null;
     let top = this.canvas.height;

@@ -21,7 +21,7 @@ export const PANEL_TEMPLATE = `
 <div class="ap-grid">
   <section class="ap-card ap-span2"><h3>Timeline</h3><div data-role="charts" class="ap-charts"></div></section>
   <section class="ap-card ap-span2"><h3>Live storages over time — one band each, oldest at the bottom, coloured by origin (hover: origin, bytes, age, stack)</h3>
-    <div class="ap-storage-wrap"><canvas data-role="storages" class="ap-storages" width="960" height="180"></canvas><div data-role="storage-tip" class="ap-tip" hidden></div></div></section>
+    <div class="ap-storage-wrap"><canvas data-role="storages" class="ap-storages" width="960" height="180"></canvas><div data-role="storage-tip" class="ap-tip" hidden></div></div><div data-role="storage-axis" class="ap-muted ap-axis"></div></section>
   <section class="ap-card ap-span2"><h3>Live tensors by origin</h3><div data-role="origins"></div></section>
   <section class="ap-card"><h3>Rolling diagnosis — evidence</h3><div data-role="evidence"></div></section>
   <section class="ap-card"><h3>Pool by size class</h3><div data-role="pools" class="ap-scroll"></div></section>
@@ -35,8 +35,8 @@ export const PANEL_TEMPLATE = `
       <button data-action="export-report">export report (JSON)</button>
       <button data-action="export-csv">export timeline (CSV)</button>
       <button data-action="export-json">timeline (JSON)</button>
-      <button data-action="export-recording" title="the timeline, the storage bands, the captures and the diagnoses in one file, to attach to a bug report">save recording</button>
-      <button data-action="import-recording" title="open a saved recording in this panel">open recording…</button>
+      <button data-action="export-recording" title="the timeline, the storage bands, the captures and the diagnoses in one Chrome trace file (Perfetto opens it too), to attach to a bug report">save recording</button>
+      <button data-action="import-recording" title="open a saved recording, or a trace from &quot;record trace&quot; / telemetry.stopTrace(), in this panel">open recording or trace…</button>
       <input type="file" data-role="import-file" accept=".json,application/json" hidden>
     </div>
     <div data-role="compare"></div>
@@ -83,6 +83,18 @@ function headline(d) {
  * The verdict banner. `w`: `{state, diagnosis, window, liveTensors, iteration}` where state is
  * 'waiting' (no hook), 'collecting' (not enough iterations yet) or 'ready'.
  */
+/** What the rolling window judged, in a sentence (`w`: rolling.js's selection; `session`: the filter). */
+export function windowText(w, session) {
+  if (!w?.base) return '';
+  const ago = (e) => `${((w.now.time - e.time) / 1000).toFixed(1)} s ago`;
+  const who = session ? `session '${session}'` : 'all sessions';
+  if (w.byIterations) {
+    return `Rolling diagnosis of ${who} (updates every poll): baseline at iteration ${num(w.base.iteration)} (${ago(w.base)}) → warm at ${num(w.warm.iteration)} → now at ${num(w.now.iteration)}; `
+      + `judged over the last ${num(w.iterations)} iterations in ${num(w.samples.length - w.warmup)} polls. Host-side accounting (exact), not synchronised.`;
+  }
+  return `Rolling diagnosis of ${who} by time (the page calls no telemetry.nextIteration()): baseline ${ago(w.base)} → warm ${ago(w.warm)} → now.`;
+}
+
 export function verdictView(w) {
   if (w.state === 'waiting') {
     return `<section class="ap-verdict" data-verdict="waiting"><div class="ap-verdict-head"><span class="ap-badge">waiting</span>

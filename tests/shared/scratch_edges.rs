@@ -1,0 +1,54 @@
+//! A kernel's scratch at the memory bound, on both targets: a split reduction (a long sum writes
+//! partial results to a scratch buffer, then combines them) is admitted with its output *and* its
+//! scratch before either is taken, so at a bound with room for the output alone it fails with
+//! nothing moved, and with room for both it runs and gives the scratch back.
+#![allow(dead_code)]
+
+use affon::{DType, Session, Tensor};
+
+use crate::ledger::{fails_unchanged, ledger};
+
+/// `s` has a 1 MiB bound. x is [1, 65536] ones (256 KiB); its sum splits into 4 parts (16 bytes
+/// of scratch, one 256-byte buffer) beside a 4-byte output (another 256-byte buffer). Fillers of
+/// 512 KiB, 128 KiB, …, 256 B (every one a size class: none is rounded) leave exactly 256 bytes.
+pub async fn split_reduction_at_the_bound(s: &Session) {
+    s.clear_cache();
+    let x = s.ones(&[1, 65536], DType::Float32).unwrap();
+    let mut fillers: Vec<Tensor> = std::iter::once(512 << 10)
+        .chain((8..=17).rev().map(|p| 1usize << p))
+        .map(|bytes| s.zeros(&[bytes / 4], DType::Float32).unwrap())
+        .collect();
+    let in_use = || {
+        let u = s.pool_usage();
+        u.bytes_held - u.bytes_cached
+    };
+    assert_eq!(in_use(), (1 << 20) - 256, "256 bytes of room: {}", s.pool_usage());
+    fails_unchanged(
+        "OUT_OF_MEMORY",
+        "a split sum with room for its output only",
+        || x.sum(&[0, 1], false),
+    );
+    let e = fails_unchanged(
+        "OUT_OF_MEMORY",
+        "a split mean with room for its output only",
+        || x.mean(&[1], true),
+    );
+    assert!(
+        e.to_string().contains("512"),
+        "the call needs output + scratch at once: {e}"
+    );
+    // room for both: 512 bytes free
+    drop(fillers.pop());
+    assert_eq!(in_use(), (1 << 20) - 512);
+    let before = ledger();
+    let total = x.sum(&[0, 1], false).unwrap();
+    assert_eq!(total.read::<f32>().await.unwrap(), vec![65536.0]);
+    // the scratch came back: in use is x, the fillers and the output
+    assert_eq!(in_use(), (1 << 20) - 256);
+    assert_eq!(
+        ledger().get("live_tensors", "") - before.get("live_tensors", ""),
+        1.0,
+        "only the output stays live"
+    );
+    drop((total, fillers, x));
+}
