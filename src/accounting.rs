@@ -7,8 +7,10 @@
 //!   tensors, ExecutionState slots, executable constants, and run intermediates while they exist.
 //!   Size-class rounding is *not* included here.
 //! - **pool** (`compute.memory`): the sizes of the device buffers the pools hold, in use or cached,
-//!   size-class rounding included. Readback staging buffers and kernel parameter buffers are
-//!   transient, freed within the call that made them, and not counted.
+//!   size-class rounding included.
+//! - **staging** (`compute.memory/staging_bytes`, `staging_buffers`): the readback staging buffers
+//!   a session holds, mapping now or kept for the next readback (`staging.rs`). Kernel parameter
+//!   buffers are small uniforms cached with the pipelines and not counted.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -46,6 +48,10 @@ pub struct Ledger {
     pub oversize_allocations: AtomicU64,
     /// Device buffers the pools hold (in use + cached).
     pub device_buffers: AtomicU64,
+    /// Bytes of readback staging buffers held (mapping now or kept for reuse).
+    pub staging_bytes: AtomicU64,
+    /// Readback staging buffers held.
+    pub staging_buffers: AtomicU64,
     /// Execution counters (`compute.execution`).
     pub exec: ExecCounters,
 }
@@ -163,6 +169,8 @@ pub struct LedgerSnapshot {
     pub pool_max_total_bytes: u64,
     pub oversize_allocations: u64,
     pub device_buffers: u64,
+    pub staging_bytes: u64,
+    pub staging_buffers: u64,
     pub executions: u64,
     pub dispatches: u64,
     pub compiles: u64,
@@ -223,6 +231,8 @@ impl Ledger {
             pool_max_total_bytes: AtomicU64::new(0),
             oversize_allocations: AtomicU64::new(0),
             device_buffers: AtomicU64::new(0),
+            staging_bytes: AtomicU64::new(0),
+            staging_buffers: AtomicU64::new(0),
             exec: ExecCounters::new(),
         }
     }
@@ -282,6 +292,15 @@ impl Ledger {
             p.storage_released(bytes);
         }
         self.traced();
+    }
+
+    /// Readback staging buffers made (`bytes`, `buffers` > 0) or destroyed (< 0).
+    pub(crate) fn staging_changed(&self, bytes: i64, buffers: i64) {
+        add_signed(&self.staging_bytes, bytes);
+        add_signed(&self.staging_buffers, buffers);
+        if let Some(p) = self.parent {
+            p.staging_changed(bytes, buffers);
+        }
     }
 
     pub(crate) fn pool_changed(&self, d: PoolDelta) {
@@ -368,6 +387,8 @@ impl Ledger {
             pool_max_total_bytes: self.pool_max_total_bytes.load(Relaxed),
             oversize_allocations: self.oversize_allocations.load(Relaxed),
             device_buffers: self.device_buffers.load(Relaxed),
+            staging_bytes: self.staging_bytes.load(Relaxed),
+            staging_buffers: self.staging_buffers.load(Relaxed),
             executions: self.exec.executions.load(Relaxed),
             dispatches: self.exec.dispatches.load(Relaxed),
             compiles: self.exec.compiles.load(Relaxed),

@@ -4,9 +4,11 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::accounting::Ledger;
 use crate::commands::{Commands, Graveyard, Pending};
 use crate::error::{Error, Result};
 use crate::pool::Storage;
+use crate::staging::Staging;
 
 /// Which adapter a session runs on. Appears in `Session.adapter` and in reports.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -42,6 +44,8 @@ pub struct Gpu {
     last_error: Arc<Mutex<Option<String>>>,
     /// Commands of completed calls not yet submitted (see `commands.rs`).
     pub(crate) pending: Pending,
+    /// Readback staging buffers kept for reuse (see `staging.rs`).
+    pub(crate) staging: Staging,
 }
 
 impl Gpu {
@@ -102,6 +106,7 @@ impl Gpu {
             lost,
             last_error,
             pending: Pending::new(),
+            staging: Staging::default(),
         })
     }
 
@@ -139,27 +144,41 @@ impl Gpu {
 
     /// Calls `f` with the first `bytes` of `buffer`, mapped on the host (natively the view derefs to
     /// the bytes; in the browser `as_uint8array()` is the mapped JS memory, so copying it into a
-    /// TypedArray is the only host copy). Synchronises with all queued work.
+    /// TypedArray is the only host copy). Synchronises with all queued work. The staging buffer
+    /// comes from the session's kept ones and goes back to them (counted in `ledger`).
     pub async fn read_with<R>(
         &self,
         buffer: &wgpu::Buffer,
         bytes: u64,
+        ledger: &Ledger,
         f: impl FnOnce(&wgpu::BufferView) -> R,
     ) -> Result<R> {
         self.check()?;
-        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("affon readback"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let staged = self.staging.take(&self.device, bytes, ledger);
+        let r = self.read_through(buffer, bytes, &staged.buffer, f).await;
+        if r.is_ok() {
+            self.staging.give(staged, ledger);
+        } else {
+            // a failed map may leave it mapped or the device lost: never reuse it
+            self.staging.drop_one(staged, ledger);
+        }
+        r
+    }
+
+    async fn read_through<R>(
+        &self,
+        buffer: &wgpu::Buffer,
+        bytes: u64,
+        staging: &wgpu::Buffer,
+        f: impl FnOnce(&wgpu::BufferView) -> R,
+    ) -> Result<R> {
         // The copy joins the pending batch: one submission runs the batch and the copy.
         let mut c = Commands::default();
-        c.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
+        c.copy_buffer_to_buffer(buffer, 0, staging, 0, bytes);
         self.pending.append(c);
         self.flush();
         let (tx, rx) = futures_channel::oneshot::channel();
-        staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+        staging.slice(..bytes).map_async(wgpu::MapMode::Read, move |r| {
             let _ = tx.send(r);
         });
         crate::platform::wait_idle(&self.device)?;
@@ -171,18 +190,16 @@ impl Gpu {
             // Validation errors (a shader the browser rejected, say) arrive asynchronously; the
             // first readback after one reports it instead of returning stale data silently.
             staging.unmap();
-            staging.destroy();
             return Err(Error::Unsupported(format!("the device reported an error: {e}")));
         }
         let words = {
             let view = staging
-                .slice(..)
+                .slice(..bytes)
                 .get_mapped_range()
                 .map_err(|e| Error::DeviceLost(format!("readback failed: {e}")))?;
             f(&view)
         };
         staging.unmap();
-        staging.destroy();
         Ok(words)
     }
 

@@ -43,6 +43,7 @@ mod random;
 pub mod scope;
 pub mod session;
 pub mod shape;
+mod staging;
 pub mod state;
 pub mod telemetry;
 pub mod tensor;

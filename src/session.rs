@@ -77,6 +77,14 @@ pub(crate) struct SessionShared {
     pub(crate) forgotten: Arc<ForgottenStore>,
 }
 
+impl Drop for SessionShared {
+    /// The last handle went (a forgotten session whose tensors are all gone): the kept staging
+    /// buffers go too, counted out (the pool counts out its own when it drops).
+    fn drop(&mut self) {
+        self.gpu.staging.drain(&self.ledger);
+    }
+}
+
 impl SessionShared {
     pub(crate) fn pool(&self) -> MutexGuard<'_, Pool<DeviceStorage>> {
         self.pool.lock().unwrap_or_else(|p| p.into_inner())
@@ -98,6 +106,7 @@ impl SessionShared {
     fn drain_after_loss(&self) {
         if !self.drained_after_loss.swap(true, Ordering::SeqCst) {
             self.pool().drain();
+            self.gpu.staging.drain(&self.ledger);
         }
     }
 
@@ -415,9 +424,11 @@ impl Session {
         }
     }
 
-    /// Destroys the pool's cached buffers; returns the bytes released. Live tensors are untouched.
+    /// Destroys the pool's cached buffers and the readback staging buffers kept for reuse;
+    /// returns the bytes released. Live tensors are untouched.
     pub fn clear_cache(&self) -> u64 {
-        self.shared.pool().clear_cache()
+        let pool = self.shared.pool().clear_cache();
+        pool + self.shared.gpu.staging.clear(&self.shared.ledger)
     }
 
     /// Destroys the device, as a loss would (to test loss handling): new work fails with
@@ -447,6 +458,7 @@ impl Session {
             self.shared.flush(); // work on tensors that outlive the session still runs
             self.shared.forgotten.release();
             self.shared.pool().drain();
+            self.shared.gpu.staging.drain(&self.shared.ledger);
         }
     }
 

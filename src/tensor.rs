@@ -188,7 +188,10 @@ impl Tensor {
         let buffer = self.buffer()?.clone();
         let s = &self.core.session;
         let start = crate::platform::now_ms();
-        let r = s.gpu.read_with(&buffer, self.core.byte_length, f).await?;
+        let r = s
+            .gpu
+            .read_with(&buffer, self.core.byte_length, &s.ledger, f)
+            .await?;
         s.ledger.count(Exec::Submit); // the pending batch and the copy to the staging buffer
         s.ledger.count(Exec::Download(self.core.byte_length));
         s.ledger.count(Exec::Sync);

@@ -92,6 +92,11 @@ fn training_step_memory_is_planned() {
 }
 
 #[test]
+fn readbacks_reuse_counted_staging() {
+    block_on(common::batch::readbacks_reuse_counted_staging(session(None)));
+}
+
+#[test]
 fn eager_work_is_batched() {
     block_on(common::batch::eager_work_is_batched(&session(None)));
 }

@@ -271,6 +271,11 @@ async fn training_step_memory_is_planned() {
 }
 
 #[wasm_bindgen_test]
+async fn readbacks_reuse_counted_staging() {
+    common::batch::readbacks_reuse_counted_staging(session().await).await;
+}
+
+#[wasm_bindgen_test]
 async fn eager_work_is_batched() {
     common::batch::eager_work_is_batched(&session().await).await;
 }

@@ -234,7 +234,7 @@ pub(crate) fn record(
 }
 
 /// The `(scope, name, kind, unit, value)` rows of one ledger.
-fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, &'static str, u64); 28] {
+fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, &'static str, u64); 30] {
     use MetricKind::{Counter as C, Gauge as G};
     [
         ("compute.storage", "live_bytes", G, "bytes", s.live_bytes),
@@ -269,6 +269,14 @@ fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, 
             s.oversize_allocations,
         ),
         ("compute.memory", "device_buffers", G, "buffers", s.device_buffers),
+        ("compute.memory", "staging_bytes", G, "bytes", s.staging_bytes),
+        (
+            "compute.memory",
+            "staging_buffers",
+            G,
+            "buffers",
+            s.staging_buffers,
+        ),
         ("compute.execution", "executions", C, "runs", s.executions),
         ("compute.execution", "dispatches", C, "dispatches", s.dispatches),
         ("compute.execution", "compiles", C, "specialisations", s.compiles),

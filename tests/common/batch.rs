@@ -74,3 +74,68 @@ pub async fn pending_work_sees_its_inputs(s: &Session, strict: &Session) {
     let strict_stats = strict.stats();
     assert_eq!(strict_stats.pool_cached_bytes, 0, "strict caches nothing");
 }
+
+fn staging(s: &Session) -> (u64, u64) {
+    let r = affon::telemetry::ledger_records(&s.stats(), None);
+    let get = |n: &str| affon::telemetry::find(&r, "compute.memory", n).unwrap() as u64;
+    (get("staging_bytes"), get("staging_buffers"))
+}
+
+/// Readbacks reuse a kept staging buffer (the size class, best fit), counted in
+/// `compute.memory/staging_bytes` and `staging_buffers` while held; `clearCache()` and `dispose()`
+/// return them to zero. `s` is a fresh session.
+pub async fn readbacks_reuse_counted_staging(s: Session) {
+    assert_eq!(staging(&s), (0, 0), "nothing read yet");
+    let x = s.ones(&[1000], DType::Float32).unwrap(); // 4000 B: the 4096 B class
+    for _ in 0..5 {
+        assert_eq!(x.read::<f32>().await.unwrap(), vec![1.0; 1000]);
+        assert_eq!(staging(&s), (4096, 1), "one staging buffer, kept and reused");
+    }
+    // a smaller read best-fits the kept buffer within half again its class: 2800 B → the 3072 B class
+    let y = s.fill(&[700], 2.0, DType::Float32).unwrap();
+    assert_eq!(y.read::<f32>().await.unwrap(), vec![2.0; 700]);
+    assert_eq!(
+        staging(&s),
+        (4096, 1),
+        "the kept 4096 B buffer fits a 3072 B class (≤ 1.5×)"
+    );
+    // a read far smaller makes (and keeps) its own
+    let z = s.fill(&[3], 3.0, DType::Float32).unwrap();
+    assert_eq!(z.read::<f32>().await.unwrap(), vec![3.0; 3]);
+    assert_eq!(staging(&s), (4096 + 256, 2));
+    // five reads of distinct sizes: at most 4 kept, least recently used dropped
+    for k in 1..=5usize {
+        let t = s.ones(&[k * 4096], DType::Float32).unwrap();
+        assert_eq!(t.read::<f32>().await.unwrap().len(), k * 4096);
+    }
+    let (bytes, buffers) = staging(&s);
+    assert_eq!(buffers, 4, "at most 4 kept");
+    assert_eq!(
+        bytes,
+        (2 + 3 + 4 + 5) * 16384,
+        "the four most recent: 32, 48, 64, 80 KiB"
+    );
+    // the pool's figures are untouched by staging: clearCache releases both
+    let pool_cached = s.pool_usage().bytes_cached;
+    assert_eq!(s.clear_cache(), pool_cached + bytes);
+    assert_eq!(staging(&s), (0, 0));
+    // dispose releases a kept one and keeps none after
+    assert_eq!(x.read::<f32>().await.unwrap().len(), 1000);
+    assert_eq!(staging(&s), (4096, 1));
+    let process = |n: &str| {
+        let r = affon::telemetry::metrics();
+        r.iter()
+            .filter(|m| m.scope == "compute.memory" && m.name == n && m.labels.is_none())
+            .map(|m| m.value)
+            .sum::<f64>()
+    };
+    let before = process("staging_bytes");
+    drop((x, y, z));
+    s.dispose();
+    assert_eq!(staging(&s), (0, 0), "disposed: nothing kept");
+    assert_eq!(
+        process("staging_bytes"),
+        before - 4096.0,
+        "the process figure follows"
+    );
+}
