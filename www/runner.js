@@ -5,7 +5,8 @@
 // iteration under way, so a workload's objects are never disposed under it.
 import telemetry from 'std:telemetry';
 
-const MAX_BATCH = 250;
+/** The most iterations recorded between two waits for the device: a fifth of a second's worth. */
+const batchCap = (rate) => Math.max(1, Math.ceil(rate / 5));
 
 export class WorkloadRunner {
   constructor(session, { onChange = () => {} } = {}) {
@@ -71,7 +72,8 @@ export class WorkloadRunner {
   async #loop() {
     while (this.running) {
       const due = Math.floor(((performance.now() - this.t0) * this.rate) / 1000) - this.done;
-      const n = Math.min(Math.max(due, 0), MAX_BATCH);
+      const cap = batchCap(this.rate);
+      const n = Math.min(Math.max(due, 0), cap);
       try {
         for (let k = 0; k < n && this.running; k++) {
           telemetry.nextIteration();
@@ -86,7 +88,9 @@ export class WorkloadRunner {
         this.stop(`stopped at iteration ${this.iterations}: ${e.code ?? e.name}: ${e.message}`);
         break;
       }
-      if (due > MAX_BATCH) this.#rebase(); // the device cannot keep up: do not pile up a backlog
+      // the device cannot keep up: run at its pace instead of piling up a backlog (a backlog made
+      // ever larger batches, each one a longer wait: the loop stalled for seconds, then burst)
+      if (due > cap) this.#rebase();
       const now = performance.now();
       this.samples.push([now, this.iterations]);
       while (this.samples.length > 2 && now - this.samples[0][0] > 1500) this.samples.shift();

@@ -157,7 +157,7 @@ export class MemoryPanel {
     const entry = { time: snap.time, iteration: snap.iteration ?? null, metrics: keptRecords(snap.metrics) };
     this.rolling.record(entry);
     this.#push(entry);
-    this.storageTimeline.push(snap.storages, snap.iteration ?? null, this.session);
+    this.storageTimeline.push(snap.storages, snap.iteration ?? null, this.session, figure(entry.metrics, 'compute.storage', 'live_tensors', this.session) ?? null);
     await this.#diagnose();
     this.#render();
   }

@@ -34,11 +34,15 @@ export class StorageTimeline {
     this.hovered = null;
   }
 
-  /** Records a poll's storage list (`telemetry.storages()`, filtered to a session when given). */
-  push(storages, iteration, session = null) {
+  /**
+   * Records a poll's storage list (`telemetry.storages(limit)`, filtered to a session when given);
+   * `total` is the live storage count the ledger reports, so a list the hook cut to its limit (the
+   * largest kept) is said to be partial.
+   */
+  push(storages, iteration, session = null, total = null) {
     const list = (storages ?? []).filter((s) => !session || s.session === session);
     for (const s of list) this.info.set(s.id, s);
-    this.polls.push({ iteration, items: list.map((s) => ({ id: s.id, bytes: s.bytes, origin: s.origin })) });
+    this.polls.push({ iteration, total, items: list.map((s) => ({ id: s.id, bytes: s.bytes, origin: s.origin })) });
     if (this.polls.length > this.maxPolls) this.polls.shift();
     const alive = new Set(this.polls.flatMap((p) => p.items.map((i) => i.id)));
     for (const id of this.info.keys()) if (!alive.has(id)) this.info.delete(id);
@@ -118,9 +122,12 @@ export class StorageTimeline {
   #axisText() {
     const n = this.polls.length;
     if (!n) return '';
-    if (!this.byIterations) return `${n} polls (the page calls no telemetry.nextIteration(), so the axis is polls)`;
-    const first = this.polls[0].iteration, last = this.polls[n - 1].iteration;
-    return `iterations ${num(first)} → ${num(last)} (${num(n)} polls)`;
+    const last = this.polls[n - 1];
+    const partial = last.total != null && last.total > last.items.length
+      ? ` · the ${num(last.items.length)} largest of ${num(last.total)} live storages drawn (the page sends at most ${num(last.items.length)})`
+      : '';
+    if (!this.byIterations) return `${n} polls (the page calls no telemetry.nextIteration(), so the axis is polls)${partial}`;
+    return `iterations ${num(this.polls[0].iteration)} → ${num(last.iteration)} (${num(n)} polls)${partial}`;
   }
 
   /** The storage drawn at canvas pixel (x, y), with its age, or null. */
