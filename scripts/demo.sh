@@ -4,5 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+export PATH="$HOME/.cargo/bin:$PATH" # where setup installs Rust when there was none
 scripts/build-pkg.sh
 exec node scripts/serve.mjs "${1:-8080}"

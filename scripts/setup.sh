@@ -18,10 +18,25 @@ apt_pkgs=()
 need_pkg() { dpkg -s "$1" >/dev/null 2>&1 || apt_pkgs+=("$1"); }
 # Vulkan on the CPU (lavapipe) for the native GPU tests; Chromium + driver for browser tests.
 for p in mesa-vulkan-drivers libvulkan1 chromium chromium-driver; do need_pkg "$p"; done
+# Node (Playwright tests, the demo's server, the npm package check) and what rustup's installer needs.
+command -v node >/dev/null 2>&1 || need_pkg nodejs
+command -v npm >/dev/null 2>&1 || need_pkg npm
+if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
+  for p in curl ca-certificates build-essential; do need_pkg "$p"; done
+fi
 if [ ${#apt_pkgs[@]} -gt 0 ]; then
   log "apt-get install ${apt_pkgs[*]}"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${apt_pkgs[@]}"
+fi
+
+# Rust through rustup (stable, minimal profile) when there is none.
+if ! command -v cargo >/dev/null 2>&1; then
+  if [ ! -x "$HOME/.cargo/bin/cargo" ]; then
+    log "installing Rust (rustup, stable)"
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+  fi
+  export PATH="$HOME/.cargo/bin:$PATH"
 fi
 
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then

@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+export PATH="$HOME/.cargo/bin:$PATH" # where setup installs Rust when there was none
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 step() { printf '\n==> %s\n' "$*"; }
 

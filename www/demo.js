@@ -69,7 +69,22 @@ $('start').onclick = () => start();
 $('stop').onclick = () => runner.stop('stopped');
 $('release').onclick = async () => { await runner.release(); render(); };
 
+// the training workloads' loss, read back every 5th step: a live loss curve under the code
+let lossChart = null;
+function renderLoss() {
+  const losses = runner.ctx?.losses;
+  $('loss-curve').hidden = !losses;
+  if (!losses) return;
+  const data = [losses.map((p) => p[0]), losses.map((p) => p[1])];
+  if (!lossChart) {
+    lossChart = new uPlot({ width: 640, height: 180, title: 'loss (read back every 5th step)', scales: { x: { time: false } },
+      series: [{ label: 'iteration' }, { label: 'loss', stroke: '#d62728' }] }, data, $('loss-curve'));
+    window.affonDemo.lossChart = lossChart;
+  } else lossChart.setData(data);
+}
+
 function renderLoop() {
+  renderLoss();
   const el = $('loop-status');
   const w = runner.workload;
   $('start').textContent = runner.running ? 'restart' : 'start';

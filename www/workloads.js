@@ -261,6 +261,7 @@ loop: await generate(step, cache, prompt, 4)  // greedy: next = await step.run({
       code: `loop: const cache = step.createState({});   // 32 KiB a call, never disposed
       await generate(step, cache, prompt, 4)`,
       setup,
+      // ctx.kept is not part of the pattern (the caller drops each cache): only so "release retained" can reclaim them
       iterate(ctx) { const cache = ctx.exe.createState({}); ctx.kept.push(cache); return decodeCall(ctx, cache); },
       release,
       context,
@@ -273,7 +274,7 @@ function trainingSetup(session) {
   const exe = session.compile(mlpStep(Program, [2, 32, 32, 2]));
   const data = spirals(200, 1);
   const n = data.labels.length;
-  return { session, exe, x: session.tensor(data.x, [n, 2]), y: session.tensor(data.y, [n, 2]), kept: [] };
+  return { session, exe, x: session.tensor(data.x, [n, 2]), y: session.tensor(data.y, [n, 2]), kept: [], losses: [] };
 }
 
 function trainingState(ctx) {
@@ -281,6 +282,13 @@ function trainingState(ctx) {
   const state = ctx.exe.createState(init);
   for (const t of Object.values(init)) t.dispose();
   return state;
+}
+
+/** Every 5th step, the loss read back (`await loss.item()`) into `ctx.losses` as [iteration, loss]:
+ *  the demo draws them as a live loss curve. Returns a promise on those steps only. */
+function noteLoss(ctx, i, loss) {
+  if (i % 5 !== 0) return null;
+  return loss.item().then((v) => { ctx.losses.push([i, Number(v)]); if (ctx.losses.length > 500) ctx.losses.shift(); });
 }
 
 function trainingRelease(ctx) {
@@ -302,7 +310,12 @@ function trainingWorkloads() {
 const state = step.createState(init);    // parameters + Adam's m, v, t
 loop: { const out = step.run({ x, y }, state); out.loss.dispose(); out.logits.dispose(); }`,
       setup(session) { const ctx = trainingSetup(session); ctx.state = trainingState(ctx); return ctx; },
-      iterate(ctx) { const out = ctx.exe.run({ x: ctx.x, y: ctx.y }, ctx.state); out.loss.dispose(); out.logits.dispose(); },
+      async iterate(ctx, i) {
+        const out = ctx.exe.run({ x: ctx.x, y: ctx.y }, ctx.state);
+        out.logits.dispose();
+        await noteLoss(ctx, i, out.loss);
+        out.loss.dispose();
+      },
       release: trainingRelease,
       context: trainingContext,
     },
@@ -314,10 +327,12 @@ loop: { const out = step.run({ x, y }, state); out.loss.dispose(); out.logits.di
       code: `loop(i): if (i % 2 === 0) state = step.createState(init);  // old state never disposed
          const out = step.run({ x, y }, state); out.loss.dispose(); out.logits.dispose();`,
       setup(session) { return trainingSetup(session); },
-      iterate(ctx, i) {
+      async iterate(ctx, i) {
         if (i % 2 === 0 || !ctx.state) { ctx.state = trainingState(ctx); ctx.kept.push(ctx.state); }
         const out = ctx.exe.run({ x: ctx.x, y: ctx.y }, ctx.state);
-        out.loss.dispose(); out.logits.dispose();
+        out.logits.dispose();
+        await noteLoss(ctx, i, out.loss);
+        out.loss.dispose();
       },
       release(ctx) { ctx.state = null; return trainingRelease(ctx); },
       context: trainingContext,
@@ -331,7 +346,7 @@ loop: { const out = step.run({ x, y }, state); out.loss.dispose(); out.logits.di
       history.push(out.loss);          // a 4-byte tensor per step, never disposed
       out.logits.dispose();`,
       setup(session) { const ctx = trainingSetup(session); ctx.state = trainingState(ctx); return ctx; },
-      iterate(ctx) { const out = ctx.exe.run({ x: ctx.x, y: ctx.y }, ctx.state); ctx.kept.push(out.loss); out.logits.dispose(); },
+      iterate(ctx, i) { const out = ctx.exe.run({ x: ctx.x, y: ctx.y }, ctx.state); ctx.kept.push(out.loss); out.logits.dispose(); return noteLoss(ctx, i, out.loss); },
       release: trainingRelease,
       context: trainingContext,
     },

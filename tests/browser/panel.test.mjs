@@ -409,6 +409,12 @@ test('training workloads: the compiled step is steady; a recreated optimizer sta
       return { bands: bands.length, fromFirst: bands.filter((b) => b.from === 0 && b.to === t.polls.length - 1).length, polls: t.polls.length };
     });
     assert.ok(st.bands > 0 && st.fromFirst === st.bands && st.polls >= 5, JSON.stringify(st));
+    // the live loss curve under the workload: the loss read back every 5th step, falling
+    const loss = await page.evaluate(() => {
+      const l = window.affonDemo.runner.ctx.losses;
+      return { n: l.length, first: l[0]?.[1], last: l.at(-1)?.[1], every5: l.every(([i]) => i % 5 === 0), drawn: window.affonDemo.lossChart?.data[1].length ?? 0, visible: !document.getElementById('loss-curve').hidden };
+    });
+    assert.ok(loss.n >= 4 && loss.every5 && loss.visible && loss.drawn >= 2 && loss.last < loss.first, JSON.stringify(loss));
   }
   await page.screenshot({ path: 'test-output/panel-train-step.png', fullPage: true });
   await stop(page);
