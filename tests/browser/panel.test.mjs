@@ -551,9 +551,12 @@ test('panel v2: per-storage bands (a staircase for a leak), the hovered band’s
   await page.waitForTimeout(1000);
   await page.click('#stop');
   // the bands: one per kept square result, each alive from its creation to now (nothing leaves)
-  const bands = await page.evaluate(() => window.affonDemo.panel.storageTimeline.bands.filter((b) => b.origin === 'square'));
+  // (read together: the panel keeps polling, so a second evaluate may see one poll more)
+  const { bands, polls } = await page.evaluate(() => {
+    const t = window.affonDemo.panel.storageTimeline;
+    return { bands: t.bands.filter((b) => b.origin === 'square'), polls: t.polls.length };
+  });
   assert.ok(bands.length >= 20, `${bands.length} square bands`);
-  const polls = await page.evaluate(() => window.affonDemo.panel.storageTimeline.polls.length);
   assert.ok(bands.every((b) => b.to === polls - 1 && b.bytes === KIB256), 'every kept result is still alive, 256 KiB');
   const starts = bands.map((b) => b.from);
   assert.ok(starts.at(-1) > starts[0], 'later results start later: a staircase');
