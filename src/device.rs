@@ -154,15 +154,20 @@ impl Gpu {
         f: impl FnOnce(&wgpu::BufferView) -> R,
     ) -> Result<R> {
         self.check()?;
-        let staged = self.staging.take(&self.device, bytes, ledger);
-        let r = self.read_through(buffer, bytes, &staged.buffer, f).await;
-        if r.is_ok() {
-            self.staging.give(staged, ledger);
-        } else {
-            // a failed map may leave it mapped or the device lost: never reuse it
-            self.staging.drop_one(staged, ledger);
+        let lent = self.staging.lend(&self.device, bytes, ledger);
+        match self.read_through(buffer, bytes, lent.buffer(), f).await {
+            Ok(words) => {
+                lent.give_back(true);
+                Ok(words)
+            }
+            // a device error reported at this readback: the buffer was unmapped, sound
+            Err(e @ Error::Unsupported(_)) => {
+                lent.give_back(false);
+                Err(e)
+            }
+            // a failed map may leave it mapped, or the device is lost: dropping `lent` destroys it
+            Err(e) => Err(e),
         }
-        r
     }
 
     async fn read_through<R>(

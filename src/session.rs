@@ -338,6 +338,7 @@ impl Session {
             capture_stacks: options.capture_stacks,
             release_on_collect: options.release_on_collect,
         });
+        gpu.staging.set_pool_bound(config.max_total_bytes);
         let pool = Pool::new(DeviceStorage::new(&gpu), config, ledger.clone());
         let kernels = KernelCache::new(ledger.clone());
         let forgotten = Arc::new(ForgottenStore::default());

@@ -97,6 +97,11 @@ fn readbacks_reuse_counted_staging() {
 }
 
 #[test]
+fn staging_respects_the_bound() {
+    block_on(common::batch::staging_respects_the_bound(session(Some(1 << 20))));
+}
+
+#[test]
 fn eager_work_is_batched() {
     block_on(common::batch::eager_work_is_batched(&session(None)));
 }

@@ -271,6 +271,20 @@ async fn training_step_memory_is_planned() {
 }
 
 #[wasm_bindgen_test]
+async fn staging_respects_the_bound() {
+    let s = Session::create(SessionOptions {
+        pool: affon::PoolOptions {
+            max_total_bytes: Some(1 << 20),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .await
+    .expect("WebGPU adapter required");
+    common::batch::staging_respects_the_bound(s).await;
+}
+
+#[wasm_bindgen_test]
 async fn readbacks_reuse_counted_staging() {
     common::batch::readbacks_reuse_counted_staging(session().await).await;
 }

@@ -23,7 +23,7 @@ export class WorkloadRunner {
 
   /** Sets up `workload` (releasing what a previous run retained) without starting it. */
   async prepare(workload) {
-    await this.release();
+    do await this.release(); while (this.ctx); // another prepare may have set up while we waited
     this.workload = workload;
     this.ctx = workload.setup(this.session);
     this.iterations = 0;

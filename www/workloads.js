@@ -313,8 +313,7 @@ loop: { const out = step.run({ x, y }, state); out.loss.dispose(); out.logits.di
       async iterate(ctx, i) {
         const out = ctx.exe.run({ x: ctx.x, y: ctx.y }, ctx.state);
         out.logits.dispose();
-        await noteLoss(ctx, i, out.loss);
-        out.loss.dispose();
+        try { await noteLoss(ctx, i, out.loss); } finally { out.loss.dispose(); }
       },
       release: trainingRelease,
       context: trainingContext,
@@ -331,8 +330,7 @@ loop: { const out = step.run({ x, y }, state); out.loss.dispose(); out.logits.di
         if (i % 2 === 0 || !ctx.state) { ctx.state = trainingState(ctx); ctx.kept.push(ctx.state); }
         const out = ctx.exe.run({ x: ctx.x, y: ctx.y }, ctx.state);
         out.logits.dispose();
-        await noteLoss(ctx, i, out.loss);
-        out.loss.dispose();
+        try { await noteLoss(ctx, i, out.loss); } finally { out.loss.dispose(); }
       },
       release(ctx) { ctx.state = null; return trainingRelease(ctx); },
       context: trainingContext,

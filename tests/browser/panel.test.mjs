@@ -670,7 +670,7 @@ test('panel v2: per-storage bands (a staircase for a leak), the hovered band’s
     t.push(list, 2, null, 5); t.draw();
     return { whole, partial: axis.textContent };
   });
-  assert.deepEqual(partial, { whole: 'iterations 1 → 1 (1 polls)', partial: 'iterations 1 → 2 (2 polls) · the 2 largest of 5 live storages drawn (the page sends at most 2)' });
+  assert.deepEqual(partial, { whole: 'iterations 1 → 1 (1 polls)', partial: 'iterations 1 → 2 (2 polls) · 2 of 5 live storages drawn (the page sends its 2 largest)' });
   assert.deepEqual(errors, []);
   assert.deepEqual(otherErrors, []);
 });

@@ -139,3 +139,15 @@ pub async fn readbacks_reuse_counted_staging(s: Session) {
         "the process figure follows"
     );
 }
+
+/// A session bounded at 1 MiB keeps at most a quarter of it (256 KiB) in staging: a 256 KiB read's
+/// buffer is kept, a 384 KiB read's is destroyed after it (the figures back where they were).
+pub async fn staging_respects_the_bound(s: Session) {
+    let x = s.ones(&[64 * 1024], DType::Float32).unwrap(); // 256 KiB
+    assert_eq!(x.read::<f32>().await.unwrap().len(), 64 * 1024);
+    assert_eq!(staging(&s), (256 << 10, 1));
+    drop(x);
+    let y = s.ones(&[96 * 1024], DType::Float32).unwrap(); // 384 KiB: the 384 KiB class
+    assert_eq!(y.read::<f32>().await.unwrap().len(), 96 * 1024);
+    assert_eq!(staging(&s), (256 << 10, 1), "the 384 KiB buffer was not kept");
+}

@@ -51,4 +51,39 @@ pub async fn split_reduction_at_the_bound(s: &Session) {
         "only the output stays live"
     );
     drop((total, fillers, x));
+
+    // A composite admits its values *and* its kernels' scratch at once, before it starts: `any`
+    // over a bool [1, 65536] makes a uint32 copy (256 KiB), a split max (256 B out, 256 B of
+    // scratch) and a bool result (256 B). With room for the values alone it fails, nothing moved.
+    let b = s.ones(&[1, 65536], DType::Bool).unwrap();
+    let fillers = leave_free(s, (256 << 10) + 512);
+    fails_unchanged(
+        "OUT_OF_MEMORY",
+        "any with room for its values, not its sum's scratch",
+        || b.any(&[1], false),
+    );
+    drop(fillers);
+    let fillers = leave_free(s, (256 << 10) + 768);
+    let any = b.any(&[1], false).unwrap();
+    assert_eq!(any.read::<bool>().await.unwrap(), vec![true]);
+    drop((any, fillers, b));
+}
+
+/// Zero-filled tensors whose sizes are size classes (powers of two from 256 B), so that exactly
+/// `free` bytes are left under the bound; `free` is a multiple of 256.
+fn leave_free(s: &Session, free: u64) -> Vec<Tensor> {
+    s.clear_cache();
+    let u = s.pool_usage();
+    let need = s.pool_config().max_total_bytes - (u.bytes_held - u.bytes_cached) - free;
+    let fillers: Vec<Tensor> = (8..40)
+        .rev()
+        .filter(|p| need & (1u64 << p) != 0)
+        .map(|p| s.zeros(&[(1usize << p) / 4], DType::Float32).unwrap())
+        .collect();
+    let u = s.pool_usage();
+    assert_eq!(
+        s.pool_config().max_total_bytes - (u.bytes_held - u.bytes_cached),
+        free
+    );
+    fillers
 }

@@ -91,11 +91,12 @@ function fromTrace(events, producer, session, maxPoints) {
   const marks = events.filter((e) => e?.ph === 'i' && e.name === 'iteration' && Number.isFinite(e.args?.iteration)).sort((a, b) => a.ts - b.ts);
   const sessions = [...new Set(counters.map((e) => e.name.slice(7)))];
   const mine = session && sessions.includes(session) ? counters.filter((e) => e.name.slice(7) === session) : counters;
-  // the process's figures after each event: every session's latest counter, summed
+  // the process's figures after each event: every session's latest counter (by track: labels
+  // need not be unique), summed
   const latest = new Map();
   let m = 0, peak = 0;
   const points = mine.map((e) => {
-    latest.set(e.name, e.args ?? {});
+    latest.set(`${e.pid}/${e.tid}`, e.args ?? {});
     while (m < marks.length && marks[m].ts <= e.ts) m++;
     const sum = (k) => [...latest.values()].reduce((a, v) => a + (Number(v[k]) || 0), 0);
     const live = sum('live_bytes');

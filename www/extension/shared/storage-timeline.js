@@ -40,9 +40,10 @@ export class StorageTimeline {
    * largest kept) is said to be partial.
    */
   push(storages, iteration, session = null, total = null) {
+    const sent = (storages ?? []).length;
     const list = (storages ?? []).filter((s) => !session || s.session === session);
     for (const s of list) this.info.set(s.id, s);
-    this.polls.push({ iteration, total, items: list.map((s) => ({ id: s.id, bytes: s.bytes, origin: s.origin })) });
+    this.polls.push({ iteration, total, sent, items: list.map((s) => ({ id: s.id, bytes: s.bytes, origin: s.origin })) });
     if (this.polls.length > this.maxPolls) this.polls.shift();
     const alive = new Set(this.polls.flatMap((p) => p.items.map((i) => i.id)));
     for (const id of this.info.keys()) if (!alive.has(id)) this.info.delete(id);
@@ -124,7 +125,7 @@ export class StorageTimeline {
     if (!n) return '';
     const last = this.polls[n - 1];
     const partial = last.total != null && last.total > last.items.length
-      ? ` · the ${num(last.items.length)} largest of ${num(last.total)} live storages drawn (the page sends at most ${num(last.items.length)})`
+      ? ` · ${num(last.items.length)} of ${num(last.total)} live storages drawn (the page sends its ${num(last.sent)} largest)`
       : '';
     if (!this.byIterations) return `${n} polls (the page calls no telemetry.nextIteration(), so the axis is polls)${partial}`;
     return `iterations ${num(this.polls[0].iteration)} → ${num(last.iteration)} (${num(n)} polls)${partial}`;
