@@ -17,6 +17,19 @@ async fn session() -> Session {
         .expect("WebGPU adapter required: run Chromium with --enable-unsafe-webgpu")
 }
 
+/// A session whose pool is bounded at `max_total_bytes`.
+async fn bounded(max_total_bytes: u64) -> Session {
+    Session::create(SessionOptions {
+        pool: affon::PoolOptions {
+            max_total_bytes: Some(max_total_bytes),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .await
+    .expect("WebGPU adapter required: run Chromium with --enable-unsafe-webgpu")
+}
+
 #[wasm_bindgen_test]
 async fn adapter_is_real_webgpu() {
     let s = session().await;
@@ -50,16 +63,7 @@ async fn disposed_session_keeps_children_until_disposed() {
 
 #[wasm_bindgen_test]
 async fn out_of_memory_at_the_bound_leaves_the_session_usable() {
-    let s = Session::create(SessionOptions {
-        pool: affon::PoolOptions {
-            max_total_bytes: Some(64 << 10),
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    common::out_of_memory_at_the_bound(&s).await;
+    common::out_of_memory_at_the_bound(&bounded(64 << 10).await).await;
 }
 
 #[wasm_bindgen_test]
@@ -272,16 +276,7 @@ async fn training_step_memory_is_planned() {
 
 #[wasm_bindgen_test]
 async fn staging_respects_the_bound() {
-    let s = Session::create(SessionOptions {
-        pool: affon::PoolOptions {
-            max_total_bytes: Some(1 << 20),
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-    .await
-    .expect("WebGPU adapter required");
-    common::batch::staging_respects_the_bound(s).await;
+    common::batch::staging_respects_the_bound(bounded(1 << 20).await).await;
 }
 
 #[wasm_bindgen_test]
