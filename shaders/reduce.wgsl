@@ -1,13 +1,13 @@
 // One workgroup of WG threads per output element; each thread folds a strided slice of the reduced
-// elements, then the workgroup combines in shared memory. The host prepends `const WG: u32` (64, or
-// 256 for long reductions) and `const CONTIG: bool`: the reduced axes are the trailing ones, so
-// output `o` reads elements `o·count .. (o+1)·count` (no per-element index arithmetic); and
-// `const PARTS: u32`: with PARTS > 1 each output's elements are split into PARTS ranges, one
-// workgroup each, and workgroup `o·PARTS + p` writes its partial result (undivided) to `out[o·PARTS + p]`
-// (a scratch buffer: `shaders/reduce_parts.wgsl` combines them). The host prepends `alias T = ...;`,
-// `fn combine(x: T, y: T) -> T`, `const MEAN: bool` and `fn load(i: u32) -> T`, which reads element
-// `i` of the reduced tensor: from its buffer `a` (binding 2), or — a fused chain — computed from the
-// chain's leaves (bindings 2..) with the chain's parameters after these.
+// elements, then the workgroup combines in shared memory (GPUs; CPU adapters and split reductions
+// use `reduce_flat.wgsl`). The host prepends `const WG: u32` (64, or 256 for long reductions),
+// `const CONTIG: bool`: the reduced axes are the trailing ones, so output `o` reads elements
+// `o·count .. (o+1)·count` (no per-element index arithmetic), and `const V4: bool` (contiguous,
+// `count` a multiple of 4: four elements per step through `fn load4`). The host prepends
+// `alias T = ...;`, `fn combine(x: T, y: T) -> T`, `const MEAN: bool`, `fn load(i: u32) -> T` and
+// `fn load4(i: u32) -> vec4<T>`, which read the reduced tensor: from its buffer `a` (binding 2),
+// or — a fused chain — computed from the chain's leaves (bindings 2..) with the chain's
+// parameters after these.
 // params: [out_len, count, kept_rank, red_rank, identity_bits,
 //        kept_dims[kr], kept_strides[kr], red_dims[rr], red_strides[rr]]
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
@@ -21,17 +21,14 @@ fn main(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let lin = (wid.z * groups.y + wid.y) * groups.x + wid.x;
-    let o = lin / PARTS;
-    let part = lin % PARTS;
+    let o = (wid.z * groups.y + wid.y) * groups.x + wid.x;
     let out_len = params[0];
     let count = params[1];
     let kr = params[2];
     let rr = params[3];
     var acc = bitcast<T>(params[4]);
-    let per = (count + PARTS - 1u) / PARTS;
-    let lo = part * per;
-    let hi = min(count, lo + per);
+    let lo = 0u;
+    let hi = count;
     if (o < out_len) {
         // base offset of this output's slice
         var rem = o;
@@ -43,7 +40,13 @@ fn main(
             rem = rem / dim;
         }
         let rd = 5u + 2u * kr;
-        if (CONTIG) {
+        if (CONTIG && V4) {
+            let start = o * count;
+            for (var r = lo + lid * 4u; r < hi; r = r + 4u * WG) {
+                let v = load4(start + r);
+                acc = combine(acc, combine(combine(v.x, v.y), combine(v.z, v.w)));
+            }
+        } else if (CONTIG) {
             let start = o * count;
             for (var r = lo + lid; r < hi; r = r + WG) {
                 acc = combine(acc, load(start + r));
@@ -71,10 +74,6 @@ fn main(
     }
     if (lid == 0u && o < out_len) {
         var v = partial[0];
-        if (PARTS > 1u) {
-            out[lin] = bitcast<u32>(v);
-            return;
-        }
         if (MEAN) {
             v = v / T(count);
         }

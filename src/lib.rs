@@ -62,7 +62,7 @@ pub use ops::Op;
 pub use pool::{PoolConfig, PoolOptions, SizeClasses};
 pub use program::Program;
 pub use scope::{KernelProfile, ProfileInfo};
-pub use session::{MemoryInfo, Session, SessionOptions};
+pub use session::{Kernels, MemoryInfo, Session, SessionOptions};
 pub use state::ExecutionState;
 pub use telemetry::{MetricKind, MetricRecord};
 pub use tensor::Tensor;

@@ -30,6 +30,23 @@ pub struct SessionOptions {
     /// When a JS handle is garbage-collected without `dispose()`, release its storage (default:
     /// keep it, accounted and reported as forgotten, so figures stay deterministic).
     pub release_on_collect: bool,
+    /// Which kernel variants to run (default: those for the adapter's kind).
+    pub kernels: Kernels,
+}
+
+/// Kernel variants. Some kernels have two forms: one for GPUs (workgroups cooperating through
+/// shared memory) and one for CPU adapters such as lavapipe and SwiftShader, where a workgroup
+/// barrier costs more than the work it saves (each invocation folds its own elements instead).
+/// Both give the same results within float rounding; forcing one tests it on any adapter.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Kernels {
+    /// The CPU forms on a CPU adapter, the GPU forms elsewhere.
+    #[default]
+    ForAdapter,
+    /// The GPU forms on any adapter.
+    Gpu,
+    /// The CPU forms on any adapter.
+    Cpu,
 }
 
 /// `Session.memory()`: TensorFlow.js's `tf.memory()` shape, for this session only.
@@ -75,6 +92,8 @@ pub(crate) struct SessionShared {
     pub(crate) info: Arc<crate::telemetry::SessionInfo>,
     /// Objects whose JS handle was collected without `dispose()` (see `forgotten.rs`).
     pub(crate) forgotten: Arc<ForgottenStore>,
+    /// Run the kernels' CPU-adapter forms (see [`Kernels`]).
+    cpu_kernels: bool,
 }
 
 impl Drop for SessionShared {
@@ -127,7 +146,7 @@ impl SessionShared {
         Ctx {
             device: &self.gpu.device,
             cache: &self.kernels,
-            cpu_adapter: self.gpu.identity.device_type == "cpu",
+            cpu_adapter: self.cpu_kernels,
             scratch: None,
         }
     }
@@ -339,6 +358,7 @@ impl Session {
             release_on_collect: options.release_on_collect,
         });
         gpu.staging.set_pool_bound(config.max_total_bytes);
+        let gpu_is_cpu = gpu.identity.device_type == "cpu";
         let pool = Pool::new(DeviceStorage::new(&gpu), config, ledger.clone());
         let kernels = KernelCache::new(ledger.clone());
         let forgotten = Arc::new(ForgottenStore::default());
@@ -361,6 +381,11 @@ impl Session {
                 owners,
                 info,
                 forgotten,
+                cpu_kernels: match options.kernels {
+                    Kernels::ForAdapter => gpu_is_cpu,
+                    Kernels::Gpu => false,
+                    Kernels::Cpu => true,
+                },
             }),
             dispose_on_drop: true,
         })

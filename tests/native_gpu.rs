@@ -71,6 +71,19 @@ fn ops_match_cpu_reference() {
     block_on(common::ops::ops_match_cpu_reference(&session(None)));
 }
 
+/// The kernels' GPU forms (workgroups reducing through shared memory), run on this adapter too:
+/// lavapipe alone would only ever run the CPU forms.
+#[test]
+fn gpu_kernel_forms_match_cpu_reference() {
+    let s = Session::new(SessionOptions {
+        kernels: affon::Kernels::Gpu,
+        ..Default::default()
+    })
+    .unwrap();
+    block_on(common::ops::ops_match_cpu_reference(&s));
+    block_on(common::nn::nn_ops_match_f64_reference(&s));
+}
+
 #[test]
 fn nn_ops_match_f64_reference() {
     block_on(common::nn::nn_ops_match_f64_reference(&session(None)));

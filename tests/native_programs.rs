@@ -48,3 +48,15 @@ fn reductions_read_their_chain() {
 fn split_reductions_are_planned_and_accounted() {
     block_on(programs::split_reductions_are_planned_and_accounted(&session()));
 }
+
+/// Chains read by a reduction, through the reductions' GPU forms (lavapipe runs the CPU forms).
+#[test]
+fn reductions_read_their_chain_in_the_gpu_kernel_forms() {
+    let s = Session::new(SessionOptions {
+        kernels: affon::Kernels::Gpu,
+        ..Default::default()
+    })
+    .unwrap();
+    block_on(programs::reductions_read_their_chain(&s));
+    block_on(programs::split_reductions_are_planned_and_accounted(&s));
+}

@@ -136,6 +136,7 @@ fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
         label: o.label,
         capture_stacks: o.capture_stacks.unwrap_or(false),
         release_on_collect: o.release_on_collect.unwrap_or(false),
+        kernels: crate::Kernels::ForAdapter,
     })
 }
 

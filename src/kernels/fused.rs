@@ -298,6 +298,50 @@ pub(crate) fn load_parts(
     (source, format!("{offset}:{:?}:{how:?}", group.steps), params)
 }
 
+/// Whether a reduction can read the chain four elements at a time ([`load4_parts`]): every leaf
+/// has the chain's shape or is a single element.
+pub(crate) fn loads4(leaves: &[Operand], shape: &[usize]) -> bool {
+    leaves.iter().all(|l| l.shape == shape || l.len() == 1)
+}
+
+/// [`load_parts`] four elements at a time (when [`loads4`]): the leaf bindings (vec4 for leaves
+/// of the chain's shape), `fn load4(i) -> vec4<T>` (elements `i .. i+4`, `i` a multiple of 4) and
+/// `fn load(i)` through it, and the pipeline key. No parameters: nothing is indexed but `i`.
+pub(crate) fn load4_parts(group: &Group, leaves: &[Operand], shape: &[usize], t: &str) -> (String, String) {
+    let one: Vec<bool> = leaves.iter().map(|l| l.shape != shape).collect();
+    let loaded: Vec<(usize, Access)> = (0..leaves.len()).map(|k| (k, Access::Same)).collect();
+    let (functions, _, body) = chain(group, t, &loaded, "0u");
+    let mut src = String::new();
+    for (k, &single) in one.iter().enumerate() {
+        let ty = if single { "u32" } else { "vec4<u32>" };
+        src += &format!(
+            "@group(0) @binding({}) var<storage, read> in{k}: array<{ty}>;\n",
+            2 + k
+        );
+    }
+    src += &functions;
+    src += "fn load4(i: u32) -> vec4<T> {\n";
+    for (k, &single) in one.iter().enumerate() {
+        let load = if single {
+            format!("vec4<u32>(in{k}[0])")
+        } else {
+            format!("in{k}[i / 4u]")
+        };
+        src += &format!("    let w{k} = {load};\n");
+    }
+    src += "    var r: vec4<T>;\n";
+    let last = group.steps.len() - 1;
+    for c in ["x", "y", "z", "w"] {
+        src += "    {\n";
+        for k in 0..leaves.len() {
+            src += &format!("    let l{k} = bitcast<T>(w{k}.{c});\n");
+        }
+        src += &format!("    {body}r.{c} = s{last};\n    }}\n");
+    }
+    src += "    return r;\n}\nfn load(i: u32) -> T {\n    return load4(i - i % 4u)[i % 4u];\n}\n";
+    (src, format!("v4:{:?}:{one:?}", group.steps))
+}
+
 /// The prelude and key of a producer's pipeline, and the parameters and inputs its epilogue adds.
 pub(crate) fn producer_parts<'a>(
     epi: Option<&'a Epilogue<'a>>,

@@ -13,6 +13,7 @@ const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
 const SOFTMAX: &str = include_str!("../../shaders/softmax.wgsl");
 const CUMSUM: &str = include_str!("../../shaders/cumsum.wgsl");
 const REDUCE_PARTS: &str = include_str!("../../shaders/reduce_parts.wgsl");
+const REDUCE_FLAT: &str = include_str!("../../shaders/reduce_flat.wgsl");
 
 /// Running sums along `ax` (`shaders/cumsum.wgsl`): one thread per line.
 pub(crate) fn cumsum(
@@ -132,8 +133,23 @@ pub(super) fn reduce_from(
             .chain(&red_strides),
     );
     let t = wgsl_type(dtype);
+    // the reduced axes are the trailing ones (size-1 axes aside): each output's inputs are contiguous
+    let first_reduced = (0..shape.len()).find(|i| red.contains(i) && shape[*i] > 1);
+    let contig = first_reduced.is_none_or(|f| (f..shape.len()).all(|i| red.contains(&i) || shape[i] == 1));
+    // four elements per step: contiguous, whole vec4s per output, a source readable as vec4s
+    let v4 = contig
+        && count.is_multiple_of(4)
+        && match &src {
+            Source::Buffer(_) => true,
+            Source::Chain { leaves, shape, .. } => super::fused::loads4(leaves, shape),
+        };
     let (load, load_key, inputs) = match src {
+        Source::Buffer(a) if v4 => (VEC4_LOAD.to_string(), "v4".to_string(), vec![(a.buffer, a.len())]),
         Source::Buffer(a) => (PLAIN_LOAD.to_string(), String::new(), vec![(a.buffer, a.len())]),
+        Source::Chain { group, leaves, shape } if v4 => {
+            let (load, key) = super::fused::load4_parts(group, leaves, shape, t);
+            (load, key, leaves.iter().map(|l| (l.buffer, l.len())).collect())
+        }
         Source::Chain { group, leaves, shape } => {
             let (load, key, extra) = load_parts(group, leaves, shape, t, params.len());
             params.extend(extra);
@@ -142,41 +158,40 @@ pub(super) fn reduce_from(
     };
     let combine = op.combine();
     let mean = op == ReduceOp::Mean;
-    // the reduced axes are the trailing ones (size-1 axes aside): each output's inputs are contiguous
-    let first_reduced = (0..shape.len()).find(|i| red.contains(i) && shape[*i] > 1);
-    let contig = first_reduced.is_none_or(|f| (f..shape.len()).all(|i| red.contains(&i) || shape[i] == 1));
-    let wg = if count >= LONG { 256 } else { 64 };
-    // a long reduction into few outputs: `parts` workgroups per output, then a combining pass
+    // a long reduction into few outputs: `parts` workgroups per output write partial results (see
+    // `reduce_flat.wgsl`), then a combining pass
+    let wanted = crate::ops::reduce_parts(count as u64, out_len);
     let scratch = match ctx.scratch {
-        Some(alloc) if crate::ops::reduce_parts(count as u64, out_len) > 1 => {
-            Some(alloc(out_len * crate::ops::reduce_parts(count as u64, out_len))?)
-        }
+        Some(alloc) if wanted > 1 => Some(alloc(out_len * wanted * crate::ops::PART_THREADS)?),
         _ => None,
     };
-    let parts = match &scratch {
-        Some(_) => crate::ops::reduce_parts(count as u64, out_len),
-        None => 1,
-    };
     let prelude = format!(
-        "alias T = {t};\nconst MEAN: bool = {mean};\nfn combine(x: T, y: T) -> T {{ return {combine}; }}\n"
+        "alias T = {t};\nconst MEAN: bool = {mean};\nfn combine(x: T, y: T) -> T {{ return {combine}; }}\nconst CONTIG: bool = {contig};\n{load}"
     );
-    let key = format!("{op:?}:{t}:{wg}:{contig}:{parts}:{load_key}");
-    let p = ctx.cache.pipeline(ctx.device, "reduce", &key, || {
-        format!("{prelude}const WG: u32 = {wg}u;\nconst CONTIG: bool = {contig};\nconst PARTS: u32 = {parts}u;\n{load}{REDUCE}")
-    });
+    let fallback4 = if v4 { "" } else { FALLBACK_LOAD4 };
+    let flat = |serial: bool, parts: u64| {
+        let key = format!("{op:?}:{t}:{contig}:{v4}:{serial}:{parts}:{load_key}");
+        ctx.cache.pipeline(ctx.device, "reduce_flat", &key, || {
+            format!("{prelude}{fallback4}const V4: bool = {v4};\nconst SERIAL: bool = {serial};\nconst PARTS: u32 = {parts}u;\n{REDUCE_FLAT}")
+        })
+    };
     let Some(scratch) = scratch else {
-        dispatch(
-            ctx,
-            enc,
-            &p,
-            (out.buffer, out_len),
-            &params,
-            &inputs,
-            grid(out_len),
-        );
+        // CPU adapters: one invocation per output, no barriers; GPUs: a workgroup per output
+        let p = if ctx.cpu_adapter && wanted == 1 {
+            (flat(true, 1), out_len.div_ceil(crate::ops::PART_THREADS))
+        } else {
+            let wg = if count >= LONG { 256 } else { 64 };
+            let key = format!("{op:?}:{t}:{wg}:{contig}:{v4}:{load_key}");
+            let p = ctx.cache.pipeline(ctx.device, "reduce", &key, || {
+                format!("{prelude}{fallback4}const WG: u32 = {wg}u;\nconst V4: bool = {v4};\n{REDUCE}")
+            });
+            (p, out_len)
+        };
+        dispatch(ctx, enc, &p.0, (out.buffer, out_len), &params, &inputs, grid(p.1));
         return Ok(());
     };
-    let words = out_len * parts;
+    let words = out_len * wanted * crate::ops::PART_THREADS;
+    let p = flat(false, wanted);
     dispatch(
         ctx,
         enc,
@@ -184,14 +199,19 @@ pub(super) fn reduce_from(
         (&scratch.buffer, words),
         &params,
         &inputs,
-        grid(words),
+        grid(out_len * wanted),
     );
     let p2 = ctx
         .cache
         .pipeline(ctx.device, "reduce_parts", &format!("{op:?}:{t}"), || {
-            format!("{prelude}{REDUCE_PARTS}")
+            format!("alias T = {t};\nconst MEAN: bool = {mean};\nfn combine(x: T, y: T) -> T {{ return {combine}; }}\n{REDUCE_PARTS}")
         });
-    let params2 = [out_len as u32, parts as u32, count, identity(op, dtype)];
+    let params2 = [
+        out_len as u32,
+        (wanted * crate::ops::PART_THREADS) as u32,
+        count,
+        identity(op, dtype),
+    ];
     let parts_in = [(&scratch.buffer, words)];
     dispatch(
         ctx,
@@ -211,6 +231,13 @@ const LONG: u32 = 4096;
 /// `fn load` of a reduction that reads a buffer.
 const PLAIN_LOAD: &str =
     "@group(0) @binding(2) var<storage, read> a: array<u32>;\nfn load(i: u32) -> T { return bitcast<T>(a[i]); }\n";
+
+/// `fn load4` and `fn load` of a reduction that reads a buffer four elements at a time.
+const VEC4_LOAD: &str = "@group(0) @binding(2) var<storage, read> a: array<vec4<u32>>;\nfn load4(i: u32) -> vec4<T> { return bitcast<vec4<T>>(a[i / 4u]); }\nfn load(i: u32) -> T { return bitcast<T>(a[i / 4u][i % 4u]); }\n";
+
+/// `fn load4` through `fn load` (never called: `V4` is false, but the shader names it).
+const FALLBACK_LOAD4: &str =
+    "fn load4(i: u32) -> vec4<T> { return vec4<T>(load(i), load(i + 1u), load(i + 2u), load(i + 3u)); }\n";
 
 pub(crate) fn softmax(
     ctx: &Ctx,

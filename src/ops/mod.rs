@@ -218,10 +218,14 @@ const SPLIT_ELEMENTS: u64 = 16_384;
 /// Most partial results per output of a split reduction.
 const MAX_PARTS: u64 = 256;
 
+/// Invocations per part of a split reduction, each writing one partial result.
+pub(crate) const PART_THREADS: u64 = 64;
+
 /// How many parts each output of a reduction of `count` elements into `outputs` values is split
-/// into (1: not split). A long reduction into few outputs runs as `parts` workgroups per output
-/// writing partial results to a scratch buffer, then one more pass combines them; the scratch is
-/// `outputs × parts` words, planned and accounted like any intermediate.
+/// into (1: not split). A long reduction into few outputs runs as `parts` workgroups per output,
+/// each of [`PART_THREADS`] invocations writing a partial result to a scratch buffer, then one more
+/// pass combines them; the scratch is `outputs × parts × PART_THREADS` words (at most a 256th of
+/// the input), planned and accounted like any intermediate.
 pub(crate) fn reduce_parts(count: u64, outputs: u64) -> u64 {
     if outputs >= 64 {
         return 1; // enough workgroups already
@@ -237,7 +241,7 @@ impl Op {
             Op::Reduce { .. } => {
                 let parts = reduce_parts(input / output.max(1), output);
                 if parts > 1 {
-                    output * parts
+                    output * parts * PART_THREADS
                 } else {
                     0
                 }

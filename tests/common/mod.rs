@@ -25,6 +25,7 @@ pub fn scenario_options() -> SessionOptions {
         label: Some("accounting-scenario".into()),
         capture_stacks: false,
         release_on_collect: false,
+        kernels: Default::default(),
     }
 }
 

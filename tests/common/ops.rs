@@ -1068,7 +1068,7 @@ async fn reduce_cases(s: &Session, rng: &mut Rng) {
     }
     // longer than the 64-thread workgroup; 4096+ per output (256 threads), trailing axes
     // (contiguous) or not, size-1 axes between; 1-element and scalar inputs
-    let others: [(&[usize], &[i64]); 14] = [
+    let others: [(&[usize], &[i64]); 16] = [
         (&[2, 1000], &[1]),
         (&[2, 1000], &[0]),
         (&[2, 5003], &[1]),
@@ -1080,6 +1080,9 @@ async fn reduce_cases(s: &Session, rng: &mut Rng) {
         (&[70_000], &[]),
         (&[3, 40_000], &[1]),
         (&[40_000, 3], &[0]),
+        // split, the length not a multiple of 4 (no vec4 loads)
+        (&[70_001], &[]),
+        (&[3, 40_002], &[1]),
         (&[255], &[]),
         (&[255], &[0]),
         (&[1], &[0]),

@@ -499,6 +499,45 @@ pub async fn reductions_read_their_chain(s: &Session) {
         (got - total).abs() <= 1e-6 * total.abs().max(1.0) * 10.0,
         "{got} vs {total}"
     );
+    // leaves of the chain's shape or single elements: the reduction reads four elements a step
+    // (row sums of 64, a max down the 37 rows, the whole sum); one dispatch, float64 reference
+    let g = |x: f64| (x * x * 3.0).sqrt() - 0.5;
+    for (axes, n) in [(&[1i64][..], rows), (&[0][..], cols), (&[][..], 1)] {
+        let mut p = Program::new("chain4_reduce");
+        let xn = p.input("x", DType::Float32, &[-1, cols as i64]).unwrap();
+        let three = p.constant(&[3.0], &[], DType::Float32).unwrap();
+        let half = p.constant(&[0.5], &[], DType::Float32).unwrap();
+        let v = p.mul(xn, xn).unwrap();
+        let v = p.mul(v, three).unwrap();
+        let v = p.sqrt(v).unwrap();
+        let v = p.sub(v, half).unwrap();
+        let r = if axes == [0] {
+            p.max(v, axes, false)
+        } else {
+            p.sum(v, axes, false)
+        }
+        .unwrap();
+        p.output("r", r).unwrap();
+        let exe = s.compile(&p).unwrap();
+        let d0 = s.stats().dispatches;
+        let got = exe.run(&[("x", &x)], None).unwrap().remove(0).1;
+        assert_eq!(s.stats().dispatches - d0, 1, "{axes:?}: one dispatch");
+        let got = got.read::<f32>().await.unwrap();
+        let val = |i: usize, j: usize| g(xs[i * cols + j] as f64);
+        let want: Vec<f64> = match axes {
+            [1] => (0..rows).map(|i| (0..cols).map(|j| val(i, j)).sum()).collect(),
+            [0] => (0..cols)
+                .map(|j| (0..rows).map(|i| val(i, j)).fold(f64::MIN, f64::max))
+                .collect(),
+            _ => vec![(0..rows * cols).map(|k| val(k / cols, k % cols)).sum()],
+        };
+        assert_eq!(got.len(), n);
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            // float32 terms (each within 1e-6 relative, at most 3.5) summed in some order
+            let tol = 1e-6 * (rows * cols) as f64 * 4.0;
+            assert!((*g as f64 - w).abs() <= tol, "chain4 {axes:?}[{k}]: {g} vs {w}");
+        }
+    }
 }
 
 /// A long reduction into few outputs runs in parts (partial results in scratch storage, then a
@@ -521,8 +560,8 @@ pub async fn split_reductions_are_planned_and_accounted(s: &Session) {
         .unwrap();
     assert_eq!(
         (plan.intermediate_bytes, plan.output_bytes, plan.peak_bytes),
-        (32, 4, 36),
-        "8 partial results (32 B of scratch) beside the 4-byte output"
+        (2048, 4, 2052),
+        "8 parts of 64 partial results (2 KiB of scratch) beside the 4-byte output"
     );
     let before = s.stats().live_bytes;
     affon::telemetry::reset_peak();
@@ -543,7 +582,7 @@ pub async fn split_reductions_are_planned_and_accounted(s: &Session) {
     affon::telemetry::reset_peak();
     let y = x.sum(&[], false).unwrap();
     let st = s.stats();
-    assert_eq!(st.peak_bytes, before + 4 + 32);
+    assert_eq!(st.peak_bytes, before + 4 + 2048, "output + scratch at the peak");
     assert_eq!(st.live_bytes, before + 4);
     let plain: f64 = xs.iter().map(|&v| v as f64).sum();
     let got = y.read::<f32>().await.unwrap()[0] as f64;

@@ -8,43 +8,40 @@ use affon::{DType, Session, Tensor};
 
 use crate::ledger::{fails_unchanged, ledger};
 
-/// `s` has a 1 MiB bound. x is [1, 65536] ones (256 KiB); its sum splits into 4 parts (16 bytes
-/// of scratch, one 256-byte buffer) beside a 4-byte output (another 256-byte buffer). Fillers of
-/// 512 KiB, 128 KiB, …, 256 B (every one a size class: none is rounded) leave exactly 256 bytes.
+/// `s` has a 1 MiB bound. x is [1, 65536] ones (256 KiB); its sum splits into 4 parts of 64
+/// partial results each (1 KiB of scratch, one 1 KiB buffer) beside a 4-byte output (a 256-byte
+/// buffer). Zero-filled tensors whose sizes are size classes take all but the room each case needs.
 pub async fn split_reduction_at_the_bound(s: &Session) {
-    s.clear_cache();
     let x = s.ones(&[1, 65536], DType::Float32).unwrap();
-    let mut fillers: Vec<Tensor> = std::iter::once(512 << 10)
-        .chain((8..=17).rev().map(|p| 1usize << p))
-        .map(|bytes| s.zeros(&[bytes / 4], DType::Float32).unwrap())
-        .collect();
     let in_use = || {
         let u = s.pool_usage();
         u.bytes_held - u.bytes_cached
     };
-    assert_eq!(in_use(), (1 << 20) - 256, "256 bytes of room: {}", s.pool_usage());
+    // room for the output, and for the scratch but 256 bytes
+    let fillers = leave_free(s, 1024);
+    assert_eq!(in_use(), (1 << 20) - 1024, "1 KiB of room: {}", s.pool_usage());
     fails_unchanged(
         "OUT_OF_MEMORY",
-        "a split sum with room for its output only",
+        "a split sum with room for its output and all but 256 B of its scratch",
         || x.sum(&[0, 1], false),
     );
     let e = fails_unchanged(
         "OUT_OF_MEMORY",
-        "a split mean with room for its output only",
+        "a split mean with room for its output and all but 256 B of its scratch",
         || x.mean(&[1], true),
     );
     assert!(
-        e.to_string().contains("512"),
+        e.to_string().contains("1280"),
         "the call needs output + scratch at once: {e}"
     );
-    // room for both: 512 bytes free
-    drop(fillers.pop());
-    assert_eq!(in_use(), (1 << 20) - 512);
+    drop(fillers);
+    // room for both: 1280 bytes free
+    let fillers = leave_free(s, 1280);
     let before = ledger();
     let total = x.sum(&[0, 1], false).unwrap();
     assert_eq!(total.read::<f32>().await.unwrap(), vec![65536.0]);
     // the scratch came back: in use is x, the fillers and the output
-    assert_eq!(in_use(), (1 << 20) - 256);
+    assert_eq!(in_use(), (1 << 20) - 1024);
     assert_eq!(
         ledger().get("live_tensors", "") - before.get("live_tensors", ""),
         1.0,
@@ -53,17 +50,17 @@ pub async fn split_reduction_at_the_bound(s: &Session) {
     drop((total, fillers, x));
 
     // A composite admits its values *and* its kernels' scratch at once, before it starts: `any`
-    // over a bool [1, 65536] makes a uint32 copy (256 KiB), a split max (256 B out, 256 B of
-    // scratch) and a bool result (256 B). With room for the values alone it fails, nothing moved.
+    // over a bool [1, 65536] makes a uint32 copy (256 KiB), a split max (256 B out, 1 KiB of
+    // scratch) and a bool result (256 B). With room for all but 256 B it fails, nothing moved.
     let b = s.ones(&[1, 65536], DType::Bool).unwrap();
-    let fillers = leave_free(s, (256 << 10) + 512);
+    let fillers = leave_free(s, (256 << 10) + 1280);
     fails_unchanged(
         "OUT_OF_MEMORY",
-        "any with room for its values, not its sum's scratch",
+        "any with room for its values and all but 256 B of its max's scratch",
         || b.any(&[1], false),
     );
     drop(fillers);
-    let fillers = leave_free(s, (256 << 10) + 768);
+    let fillers = leave_free(s, (256 << 10) + 1536);
     let any = b.any(&[1], false).unwrap();
     assert_eq!(any.read::<bool>().await.unwrap(), vec![true]);
     drop((any, fillers, b));
