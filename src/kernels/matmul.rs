@@ -1,7 +1,8 @@
 //! Batched, tiled matmul: `shaders/matmul.wgsl` (64×64 output tiles, 4×4 outputs per thread) for
 //! large outputs, `shaders/matmul_small.wgsl` (16×16 tiles, one output per thread) when the large
 //! tiling would leave too few workgroups to fill the device (fewer than [`MIN_LARGE_GROUPS`]).
-//! Either operand may be read transposed (its last two axes swapped) in place.
+//! Either operand may be read transposed (its last two axes swapped) in place. CPU adapters run
+//! `shaders/matmul_cpu.wgsl` instead (no workgroup memory; see [`crate::Kernels`]).
 
 use crate::error::Result;
 
@@ -10,6 +11,72 @@ use super::{dispatch, strides, wgsl_type, Ctx, Operand, MAX_GROUPS_PER_DIM};
 
 const MATMUL: &str = include_str!("../../shaders/matmul.wgsl");
 const MATMUL_SMALL: &str = include_str!("../../shaders/matmul_small.wgsl");
+const MATMUL_CPU: &str = include_str!("../../shaders/matmul_cpu.wgsl");
+
+/// `fn load_a4` of `matmul_cpu.wgsl`: A plain row-major with K a multiple of 4 is read as vec4s.
+const LOAD_A4_VEC: &str = "@group(0) @binding(2) var<storage, read> a: array<vec4<u32>>;
+fn load_a4(a_off: u32, row: u32, k: u32, m: u32, kk: u32) -> vec4<T> {
+    if (!FULL_M && row >= m) { return vec4<T>(); }
+    return bitcast<vec4<T>>(a[(a_off + row * kk + k) / 4u]);
+}
+";
+/// ... otherwise element by element (transposed: A stored K×M), zero outside the matrix.
+const LOAD_A4_SCALAR: &str = "@group(0) @binding(2) var<storage, read> a: array<u32>;
+fn load_a1(a_off: u32, row: u32, k: u32, m: u32, kk: u32) -> T {
+    if ((!FULL_M && row >= m) || (!FULL_K && k >= kk)) { return T(0); }
+    return bitcast<T>(a[a_off + select(row * kk + k, k * m + row, TRANS_A)]);
+}
+fn load_a4(a_off: u32, row: u32, k: u32, m: u32, kk: u32) -> vec4<T> {
+    return vec4<T>(load_a1(a_off, row, k, m, kk), load_a1(a_off, row, k + 1u, m, kk), load_a1(a_off, row, k + 2u, m, kk), load_a1(a_off, row, k + 3u, m, kk));
+}
+";
+/// `fn load_b4`: B plain row-major with N a multiple of 4 is read as vec4s.
+const LOAD_B4_VEC: &str = "@group(0) @binding(3) var<storage, read> b: array<vec4<u32>>;
+fn load_b4(b_off: u32, k: u32, col: u32, n: u32, kk: u32) -> vec4<T> {
+    if ((!FULL_N && col >= n) || (!FULL_K && k >= kk)) { return vec4<T>(); }
+    return bitcast<vec4<T>>(b[(b_off + k * n + col) / 4u]);
+}
+";
+/// ... otherwise element by element (transposed: B stored N×K), zero outside the matrix.
+const LOAD_B4_SCALAR: &str = "@group(0) @binding(3) var<storage, read> b: array<u32>;
+fn load_b1(b_off: u32, k: u32, c: u32, n: u32, kk: u32) -> T {
+    if ((!FULL_N && c >= n) || (!FULL_K && k >= kk)) { return T(0); }
+    return bitcast<T>(b[b_off + select(k * n + c, c * kk + k, TRANS_B)]);
+}
+fn load_b4(b_off: u32, k: u32, col: u32, n: u32, kk: u32) -> vec4<T> {
+    return vec4<T>(load_b1(b_off, k, col, n, kk), load_b1(b_off, k, col + 1u, n, kk), load_b1(b_off, k, col + 2u, n, kk), load_b1(b_off, k, col + 3u, n, kk));
+}
+";
+
+/// The four k-steps of `matmul_cpu.wgsl`'s loop body: unrolled when both operands are read as
+/// vec4s, else a loop (SwiftShader's compiler crashed the GPU process on the unrolled body with
+/// element-by-element loads: 32 guarded loads per step).
+fn cpu_steps(unrolled: bool) -> String {
+    let step = |k: &str, lane: &str| {
+        let mut s = format!("            let b0 = load_b4(b_off, {k}, col, n, kk);\n            let b1 = load_b4(b_off, {k}, col + 4u, n, kk);\n");
+        for r in 0..4 {
+            s += &format!("            c{r}0 = c{r}0 + a{r}{lane} * b0;\n            c{r}1 = c{r}1 + a{r}{lane} * b1;\n");
+        }
+        s
+    };
+    if !unrolled {
+        return format!(
+            "        for (var j = 0u; j < 4u; j = j + 1u) {{\n{}        }}\n",
+            step("k + j", "[j]")
+        );
+    }
+    ["x", "y", "z", "w"]
+        .iter()
+        .enumerate()
+        .map(|(j, c)| {
+            format!(
+                "        {{\n{}        }}\n",
+                step(&format!("k + {j}u"), &format!(".{c}"))
+            )
+        })
+        .collect()
+}
+
 /// Output rows and columns per workgroup of `matmul.wgsl`.
 const TILE: usize = 64;
 /// ... and of `matmul_small.wgsl`.
@@ -63,23 +130,41 @@ pub(crate) fn matmul_with(
     }
     let t = wgsl_type(a.dtype);
     // CPU adapters have a few cores, so only the tiniest products stay on the small kernel there
-    let min_groups = if ctx.cpu_adapter { 2 } else { MIN_LARGE_GROUPS };
-    let large = n.div_ceil(TILE) * m.div_ceil(TILE) * batch.max(1) >= min_groups;
-    let (kernel, source, tile) = if large {
-        ("matmul", MATMUL, TILE)
+    let large = n.div_ceil(TILE) * m.div_ceil(TILE) * batch.max(1) >= MIN_LARGE_GROUPS;
+    // CPU adapters: no workgroup memory (`matmul_cpu.wgsl`), 32×64 tiles
+    let (vec_a, vec_b) = (!ta && k.is_multiple_of(4), !tb && n.is_multiple_of(4));
+    let (kernel, source, tile) = if ctx.cpu_adapter {
+        let load_a = if vec_a { LOAD_A4_VEC } else { LOAD_A4_SCALAR };
+        let load_b = if vec_b { LOAD_B4_VEC } else { LOAD_B4_SCALAR };
+        let body = MATMUL_CPU.replace("//{{STEPS}}", &cpu_steps(vec_a && vec_b));
+        // edges that cannot occur are not tested for: rows come in fours, columns in eights, k in fours
+        let full = format!(
+            "const FULL_M: bool = {};\nconst FULL_N: bool = {};\nconst FULL_K: bool = {};\n",
+            m.is_multiple_of(4),
+            n.is_multiple_of(8),
+            k.is_multiple_of(4)
+        );
+        ("matmul_cpu", format!("{full}{load_a}{load_b}{body}"), (64, 32))
+    } else if large {
+        ("matmul", MATMUL.to_string(), (TILE, TILE))
     } else {
-        ("matmul_small", MATMUL_SMALL, SMALL_TILE)
+        ("matmul_small", MATMUL_SMALL.to_string(), (SMALL_TILE, SMALL_TILE))
     };
     let (prelude, key, extra, extra_inputs) = producer_parts(epi, t, params.len());
     params.extend(extra);
-    let key = format!("{key}|{ta}{tb}");
+    let key = format!(
+        "{key}|{ta}{tb}{vec_a}{vec_b}{}{}{}",
+        m.is_multiple_of(4),
+        n.is_multiple_of(8),
+        k.is_multiple_of(4)
+    );
     let consts = format!("const TRANS_A: bool = {ta};\nconst TRANS_B: bool = {tb};\n");
     let p = ctx
         .cache
         .pipeline(ctx.device, kernel, &key, || format!("{prelude}{consts}{source}"));
     let mut inputs = vec![(a.buffer, a.len()), (b.buffer, b.len())];
     inputs.extend(extra_inputs);
-    let groups = [n.div_ceil(tile), m.div_ceil(tile), batch.max(1)];
+    let groups = [n.div_ceil(tile.0), m.div_ceil(tile.1), batch.max(1)];
     // Each dimension may exceed WebGPU's 65535 workgroups: record one dispatch per chunk.
     let chunks = |d: usize| (0..groups[d]).step_by(MAX_GROUPS_PER_DIM as usize);
     for z in chunks(2) {

@@ -11,6 +11,7 @@ use crate::program::fusion::Group;
 
 const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
 const SOFTMAX: &str = include_str!("../../shaders/softmax.wgsl");
+const SOFTMAX_SERIAL: &str = include_str!("../../shaders/softmax_serial.wgsl");
 const CUMSUM: &str = include_str!("../../shaders/cumsum.wgsl");
 const REDUCE_PARTS: &str = include_str!("../../shaders/reduce_parts.wgsl");
 const REDUCE_FLAT: &str = include_str!("../../shaders/reduce_flat.wgsl");
@@ -252,10 +253,18 @@ pub(crate) fn softmax(
     let len = a.shape.get(ax).copied().unwrap_or(1);
     let inner: usize = a.shape[(ax + 1).min(a.shape.len())..].iter().product();
     let rows = a.len() as usize / len;
-    let p = ctx
-        .cache
-        .pipeline(ctx.device, "softmax", "", || SOFTMAX.to_string());
-    let groups = grid(rows as u64);
+    // CPU adapters: an invocation per row, no barriers; GPUs: a workgroup per row
+    let (p, groups) = if ctx.cpu_adapter {
+        let p = ctx
+            .cache
+            .pipeline(ctx.device, "softmax_serial", "", || SOFTMAX_SERIAL.to_string());
+        (p, grid((rows as u64).div_ceil(64)))
+    } else {
+        let p = ctx
+            .cache
+            .pipeline(ctx.device, "softmax", "", || SOFTMAX.to_string());
+        (p, grid(rows as u64))
+    };
     dispatch(
         ctx,
         enc,

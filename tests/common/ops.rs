@@ -996,8 +996,9 @@ async fn cast_cases(s: &Session, rng: &mut Rng) {
 }
 
 async fn matmul_cases(s: &Session, rng: &mut Rng) {
-    // the first eight use the small kernel; the last three have at least 16 64×64 output tiles and
-    // use the large one (4×4 outputs per thread), with edges that are not multiples of 64 or 4
+    // GPU forms: the first eight use the small kernel; the last three have at least 16 64×64 output
+    // tiles and use the large one, with edges that are not multiples of 64 or 4. CPU form (every
+    // case): 4×8 blocks, N a multiple of 4 or not (vec4 or scalar loads of B), batches broadcast.
     let cases: [(&[usize], &[usize]); 11] = [
         (&[17, 33], &[33, 5]),
         (&[1, 1], &[1, 1]),
@@ -1021,8 +1022,9 @@ async fn matmul_cases(s: &Session, rng: &mut Rng) {
         check_matmul(s, &ints(rng, sa, -100, 100), &ints(rng, sb, -100, 100)).await;
         check_matmul(s, &uints(rng, sa, 0, 100), &uints(rng, sb, 0, 100)).await;
     }
-    // transposed operands, both kernels (the last two cases use the large one), batched
-    for (sa, sb) in [cases[0], cases[3], cases[6], cases[9], cases[10]] {
+    // transposed operands, both GPU kernels (the last three cases use the large one), batched;
+    // the CPU form with edges (rows not in fours, columns not in eights, k not in fours) and without
+    for (sa, sb) in [cases[0], cases[3], cases[6], cases[8], cases[9], cases[10]] {
         for (ta, tb) in [(true, false), (false, true), (true, true)] {
             let (a, b) = (floats(rng, sa, -1.0, 1.0, &[]), floats(rng, sb, -1.0, 1.0, &[]));
             check_matmul_t(s, &a, &b, ta, tb).await;
