@@ -92,7 +92,12 @@ impl Gpu {
         };
         let lost = Arc::new(AtomicBool::new(false));
         let flag = lost.clone();
-        device.set_device_lost_callback(move |_, _| flag.store(true, Ordering::SeqCst));
+        // a device affon destroyed itself is not lost: `destroy` sets the flag, `release` must not
+        device.set_device_lost_callback(move |reason, _| {
+            if reason != wgpu::DeviceLostReason::Destroyed {
+                flag.store(true, Ordering::SeqCst)
+            }
+        });
         let last_error = Arc::new(Mutex::new(None));
         let sink = last_error.clone();
         // wgpu's default handler panics; record the error instead and surface it on the next call.
@@ -124,6 +129,14 @@ impl Gpu {
     /// with `DEVICE_LOST`.
     pub fn destroy(&self) {
         self.lost.store(true, Ordering::SeqCst);
+        self.device.destroy();
+    }
+
+    /// Destroys the device once nothing can use it any more (the session disposed with no tensor,
+    /// executable or state left, or its last handle gone): otherwise the browser keeps every
+    /// device until its JS object is garbage-collected, and a page making many sessions exhausts
+    /// the GPU process. Not a loss: the lost flag stays as it was.
+    pub(crate) fn release(&self) {
         self.device.destroy();
     }
 

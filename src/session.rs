@@ -101,6 +101,7 @@ impl Drop for SessionShared {
     /// buffers go too, counted out (the pool counts out its own when it drops).
     fn drop(&mut self) {
         self.gpu.staging.drain(&self.ledger);
+        self.gpu.release();
     }
 }
 
@@ -485,6 +486,10 @@ impl Session {
             self.shared.forgotten.release();
             self.shared.pool().drain();
             self.shared.gpu.staging.drain(&self.shared.ledger);
+            if Shared::strong_count(&self.shared) == 1 {
+                // nothing else holds the session: no work can reach the device again
+                self.shared.gpu.release();
+            }
         }
     }
 
