@@ -18,21 +18,11 @@ fn main(@builtin(workgroup_id) wid0: vec3<u32>, @builtin(local_invocation_id) li
     let m = params[0];
     let kk = params[1];
     let n = params[2];
-    let rank = params[3];
     // a grid larger than 65535 workgroups per dimension is recorded as several dispatches
     let wid = wid0 + vec3<u32>(params[4], params[5], params[6]);
-    // batch offsets
-    var rem = wid.z;
-    var a_off = 0u;
-    var b_off = 0u;
-    for (var d = i32(rank) - 1; d >= 0; d = d - 1) {
-        let k = u32(d);
-        let dim = params[7u + k];
-        let c = rem % dim;
-        rem = rem / dim;
-        a_off = a_off + c * params[7u + rank + k];
-        b_off = b_off + c * params[7u + 2u * rank + k];
-    }
+    let offs = batch_offsets(wid.z);
+    let a_off = offs.x;
+    let b_off = offs.y;
     let row = wid.y * TILE + lid.y;
     let col = wid.x * TILE + lid.x;
     var acc = T(0);

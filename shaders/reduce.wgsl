@@ -24,22 +24,11 @@ fn main(
     let o = (wid.z * groups.y + wid.y) * groups.x + wid.x;
     let out_len = params[0];
     let count = params[1];
-    let kr = params[2];
-    let rr = params[3];
     var acc = bitcast<T>(params[4]);
     let lo = 0u;
     let hi = count;
     if (o < out_len) {
-        // base offset of this output's slice
-        var rem = o;
-        var base = 0u;
-        for (var d = i32(kr) - 1; d >= 0; d = d - 1) {
-            let k = u32(d);
-            let dim = params[5u + k];
-            base = base + (rem % dim) * params[5u + kr + k];
-            rem = rem / dim;
-        }
-        let rd = 5u + 2u * kr;
+        let base = out_base(o);
         if (CONTIG && V4) {
             let start = o * count;
             for (var r = lo + lid * 4u; r < hi; r = r + 4u * WG) {
@@ -53,15 +42,7 @@ fn main(
             }
         }
         for (var r = select(lo + lid, hi, CONTIG); r < hi; r = r + WG) {
-            var rrem = r;
-            var off = base;
-            for (var d = i32(rr) - 1; d >= 0; d = d - 1) {
-                let k = u32(d);
-                let dim = params[rd + k];
-                off = off + (rrem % dim) * params[rd + rr + k];
-                rrem = rrem / dim;
-            }
-            acc = combine(acc, load(off));
+            acc = combine(acc, load(elem_offset(base, r)));
         }
     }
     partial[lid] = acc;

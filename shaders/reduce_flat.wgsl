@@ -26,8 +26,6 @@ fn main(
     let lin = (wid.z * groups.y + wid.y) * groups.x + wid.x;
     let out_len = params[0];
     let count = params[1];
-    let kr = params[2];
-    let rr = params[3];
     let width = select(1u, 4u, V4);
     var o = lin * TG + lid;
     var first = 0u;
@@ -59,26 +57,9 @@ fn main(
             }
         }
     } else {
-        // base offset of this output's elements
-        var rem = o;
-        var base = 0u;
-        for (var d = i32(kr) - 1; d >= 0; d = d - 1) {
-            let k = u32(d);
-            let dim = params[5u + k];
-            base = base + (rem % dim) * params[5u + kr + k];
-            rem = rem / dim;
-        }
-        let rd = 5u + 2u * kr;
+        let base = out_base(o);
         for (var r = first; r < hi; r = r + step) {
-            var rrem = r;
-            var off = base;
-            for (var d = i32(rr) - 1; d >= 0; d = d - 1) {
-                let k = u32(d);
-                let dim = params[rd + k];
-                off = off + (rrem % dim) * params[rd + rr + k];
-                rrem = rrem / dim;
-            }
-            acc = combine(acc, load(off));
+            acc = combine(acc, load(elem_offset(base, r)));
         }
     }
     if (SERIAL) {

@@ -182,30 +182,12 @@ fn record_fused4(
     let one: Vec<bool> = leaves.iter().map(|l| l.shape != out.shape).collect();
     let key = format!("{t}:{:?}:{one:?}", group.steps);
     let p = ctx.cache.pipeline(ctx.device, "fused4", &key, || {
-        let loaded: Vec<(usize, Access)> = (0..leaves.len()).map(|k| (k, Access::Same)).collect();
-        let (functions, _, body) = chain(group, t, &loaded, "0u");
+        let (leaf_bindings, functions, body) = chain4(group, &one, t, "i", "vec4<u32>", |v| format!("bitcast<u32>({v})"));
         let mut src = format!(
-            "alias T = {t};\n@group(0) @binding(0) var<storage, read_write> out: array<vec4<u32>>;\n@group(0) @binding(1) var<storage, read> params: array<u32>; // [len / 4]\n"
+            "alias T = {t};\n@group(0) @binding(0) var<storage, read_write> out: array<vec4<u32>>;\n@group(0) @binding(1) var<storage, read> params: array<u32>; // [len / 4]\n{leaf_bindings}{functions}"
         );
-        for (k, &single) in one.iter().enumerate() {
-            let ty = if single { "u32" } else { "vec4<u32>" };
-            src += &format!("@group(0) @binding({}) var<storage, read> in{k}: array<{ty}>;\n", 2 + k);
-        }
-        src += &functions;
         src += "@compute @workgroup_size(256)\nfn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;\n    if (i >= params[0]) {\n        return;\n    }\n";
-        for (k, &single) in one.iter().enumerate() {
-            let load = if single { format!("vec4<u32>(in{k}[0])") } else { format!("in{k}[i]") };
-            src += &format!("    let w{k} = {load};\n");
-        }
-        src += "    var r: vec4<u32>;\n";
-        let last = group.steps.len() - 1;
-        for c in ["x", "y", "z", "w"] {
-            src += "    {\n";
-            for k in 0..leaves.len() {
-                src += &format!("    let l{k} = bitcast<T>(w{k}.{c});\n");
-            }
-            src += &format!("    {body}r.{c} = bitcast<u32>(s{last});\n    }}\n");
-        }
+        src += &body;
         src += "    out[i] = r;\n}\n";
         src
     });
@@ -309,37 +291,52 @@ pub(crate) fn loads4(leaves: &[Operand], shape: &[usize]) -> bool {
 /// `fn load(i)` through it, and the pipeline key. No parameters: nothing is indexed but `i`.
 pub(crate) fn load4_parts(group: &Group, leaves: &[Operand], shape: &[usize], t: &str) -> (String, String) {
     let one: Vec<bool> = leaves.iter().map(|l| l.shape != shape).collect();
-    let loaded: Vec<(usize, Access)> = (0..leaves.len()).map(|k| (k, Access::Same)).collect();
+    let (leaf_bindings, functions, body) = chain4(group, &one, t, "i / 4u", "vec4<T>", |v| v.to_string());
+    let src = format!(
+        "{leaf_bindings}{functions}fn load4(i: u32) -> vec4<T> {{\n{body}    return r;\n}}\nfn load(i: u32) -> T {{\n    return load4(i - i % 4u)[i % 4u];\n}}\n"
+    );
+    (src, format!("v4:{:?}:{one:?}", group.steps))
+}
+
+/// A chain four elements at a time: the leaf bindings (`vec4<u32>` arrays, `u32` for the single
+/// elements marked in `one`), the chain's functions, and statements that load word `index` of each
+/// leaf and compute `var r: {r_type}` component by component (`wrap` turns a result into `r`'s
+/// component type).
+fn chain4(
+    group: &Group,
+    one: &[bool],
+    t: &str,
+    index: &str,
+    r_type: &str,
+    wrap: impl Fn(&str) -> String,
+) -> (String, String, String) {
+    let loaded: Vec<(usize, Access)> = (0..one.len()).map(|k| (k, Access::Same)).collect();
     let (functions, _, body) = chain(group, t, &loaded, "0u");
+    let mut leaf_bindings = String::new();
     let mut src = String::new();
     for (k, &single) in one.iter().enumerate() {
         let ty = if single { "u32" } else { "vec4<u32>" };
-        src += &format!(
+        leaf_bindings += &format!(
             "@group(0) @binding({}) var<storage, read> in{k}: array<{ty}>;\n",
             2 + k
         );
-    }
-    src += &functions;
-    src += "fn load4(i: u32) -> vec4<T> {\n";
-    for (k, &single) in one.iter().enumerate() {
         let load = if single {
             format!("vec4<u32>(in{k}[0])")
         } else {
-            format!("in{k}[i / 4u]")
+            format!("in{k}[{index}]")
         };
         src += &format!("    let w{k} = {load};\n");
     }
-    src += "    var r: vec4<T>;\n";
-    let last = group.steps.len() - 1;
+    src += &format!("    var r: {r_type};\n");
+    let last = format!("s{}", group.steps.len() - 1);
     for c in ["x", "y", "z", "w"] {
         src += "    {\n";
-        for k in 0..leaves.len() {
+        for k in 0..one.len() {
             src += &format!("    let l{k} = bitcast<T>(w{k}.{c});\n");
         }
-        src += &format!("    {body}r.{c} = s{last};\n    }}\n");
+        src += &format!("    {body}r.{c} = {};\n    }}\n", wrap(&last));
     }
-    src += "    return r;\n}\nfn load(i: u32) -> T {\n    return load4(i - i % 4u)[i % 4u];\n}\n";
-    (src, format!("v4:{:?}:{one:?}", group.steps))
+    (leaf_bindings, functions, src)
 }
 
 /// The prelude and key of a producer's pipeline, and the parameters and inputs its epilogue adds.

@@ -12,6 +12,8 @@ use super::{dispatch, strides, wgsl_type, Ctx, Operand, MAX_GROUPS_PER_DIM};
 const MATMUL: &str = include_str!("../../shaders/matmul.wgsl");
 const MATMUL_SMALL: &str = include_str!("../../shaders/matmul_small.wgsl");
 const MATMUL_CPU: &str = include_str!("../../shaders/matmul_cpu.wgsl");
+/// `fn batch_offsets`, prepended to each of them.
+const MATMUL_BATCH: &str = include_str!("../../shaders/matmul_batch.wgsl");
 
 /// `fn load_a4` of `matmul_cpu.wgsl`: A plain row-major with K a multiple of 4 is read as vec4s.
 const LOAD_A4_VEC: &str = "@group(0) @binding(2) var<storage, read> a: array<vec4<u32>>;
@@ -159,9 +161,9 @@ pub(crate) fn matmul_with(
         k.is_multiple_of(4)
     );
     let consts = format!("const TRANS_A: bool = {ta};\nconst TRANS_B: bool = {tb};\n");
-    let p = ctx
-        .cache
-        .pipeline(ctx.device, kernel, &key, || format!("{prelude}{consts}{source}"));
+    let p = ctx.cache.pipeline(ctx.device, kernel, &key, || {
+        format!("{prelude}{consts}{MATMUL_BATCH}{source}")
+    });
     let mut inputs = vec![(a.buffer, a.len()), (b.buffer, b.len())];
     inputs.extend(extra_inputs);
     let groups = [n.div_ceil(tile.0), m.div_ceil(tile.1), batch.max(1)];

@@ -15,6 +15,8 @@ const SOFTMAX_SERIAL: &str = include_str!("../../shaders/softmax_serial.wgsl");
 const CUMSUM: &str = include_str!("../../shaders/cumsum.wgsl");
 const REDUCE_PARTS: &str = include_str!("../../shaders/reduce_parts.wgsl");
 const REDUCE_FLAT: &str = include_str!("../../shaders/reduce_flat.wgsl");
+/// `fn out_base` and `fn elem_offset`, prepended to both reductions.
+const REDUCE_INDEX: &str = include_str!("../../shaders/reduce_index.wgsl");
 
 /// Running sums along `ax` (`shaders/cumsum.wgsl`): one thread per line.
 pub(crate) fn cumsum(
@@ -167,7 +169,7 @@ pub(super) fn reduce_from(
         _ => None,
     };
     let prelude = format!(
-        "alias T = {t};\nconst MEAN: bool = {mean};\nfn combine(x: T, y: T) -> T {{ return {combine}; }}\nconst CONTIG: bool = {contig};\n{load}"
+        "alias T = {t};\nconst MEAN: bool = {mean};\nfn combine(x: T, y: T) -> T {{ return {combine}; }}\nconst CONTIG: bool = {contig};\n{load}{REDUCE_INDEX}"
     );
     let fallback4 = if v4 { "" } else { FALLBACK_LOAD4 };
     let flat = |serial: bool, parts: u64| {
