@@ -25,23 +25,21 @@ fn main(
     let out_len = params[0];
     let count = params[1];
     var acc = bitcast<T>(params[4]);
-    let lo = 0u;
-    let hi = count;
     if (o < out_len) {
         let base = out_base(o);
         if (CONTIG && V4) {
             let start = o * count;
-            for (var r = lo + lid * 4u; r < hi; r = r + 4u * WG) {
+            for (var r = lid * 4u; r < count; r = r + 4u * WG) {
                 let v = load4(start + r);
                 acc = combine(acc, combine(combine(v.x, v.y), combine(v.z, v.w)));
             }
         } else if (CONTIG) {
             let start = o * count;
-            for (var r = lo + lid; r < hi; r = r + WG) {
+            for (var r = lid; r < count; r = r + WG) {
                 acc = combine(acc, load(start + r));
             }
         }
-        for (var r = select(lo + lid, hi, CONTIG); r < hi; r = r + WG) {
+        for (var r = select(lid, count, CONTIG); r < count; r = r + WG) {
             acc = combine(acc, load(elem_offset(base, r)));
         }
     }

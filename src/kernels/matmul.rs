@@ -131,35 +131,38 @@ pub(crate) fn matmul_with(
         }));
     }
     let t = wgsl_type(a.dtype);
-    // CPU adapters have a few cores, so only the tiniest products stay on the small kernel there
-    let large = n.div_ceil(TILE) * m.div_ceil(TILE) * batch.max(1) >= MIN_LARGE_GROUPS;
-    // CPU adapters: no workgroup memory (`matmul_cpu.wgsl`), 32×64 tiles
-    let (vec_a, vec_b) = (!ta && k.is_multiple_of(4), !tb && n.is_multiple_of(4));
-    let (kernel, source, tile) = if ctx.cpu_adapter {
+    // CPU adapters: no workgroup memory (`matmul_cpu.wgsl`), 32×64 tiles, specialised by layout
+    let (kernel, source, tile, form) = if ctx.cpu_adapter {
+        let (vec_a, vec_b) = (!ta && k.is_multiple_of(4), !tb && n.is_multiple_of(4));
+        // edges that cannot occur are not tested for: rows come in fours, columns in eights, k in fours
+        let full = (m.is_multiple_of(4), n.is_multiple_of(8), k.is_multiple_of(4));
         let load_a = if vec_a { LOAD_A4_VEC } else { LOAD_A4_SCALAR };
         let load_b = if vec_b { LOAD_B4_VEC } else { LOAD_B4_SCALAR };
         let body = MATMUL_CPU.replace("//{{STEPS}}", &cpu_steps(vec_a && vec_b));
-        // edges that cannot occur are not tested for: rows come in fours, columns in eights, k in fours
-        let full = format!(
+        let consts = format!(
             "const FULL_M: bool = {};\nconst FULL_N: bool = {};\nconst FULL_K: bool = {};\n",
-            m.is_multiple_of(4),
-            n.is_multiple_of(8),
-            k.is_multiple_of(4)
+            full.0, full.1, full.2
         );
-        ("matmul_cpu", format!("{full}{load_a}{load_b}{body}"), (64, 32))
-    } else if large {
-        ("matmul", MATMUL.to_string(), (TILE, TILE))
+        let form = format!("{vec_a}{vec_b}{full:?}");
+        (
+            "matmul_cpu",
+            format!("{consts}{load_a}{load_b}{body}"),
+            (64, 32),
+            form,
+        )
+    } else if n.div_ceil(TILE) * m.div_ceil(TILE) * batch.max(1) >= MIN_LARGE_GROUPS {
+        ("matmul", MATMUL.to_string(), (TILE, TILE), String::new())
     } else {
-        ("matmul_small", MATMUL_SMALL.to_string(), (SMALL_TILE, SMALL_TILE))
+        (
+            "matmul_small",
+            MATMUL_SMALL.to_string(),
+            (SMALL_TILE, SMALL_TILE),
+            String::new(),
+        )
     };
     let (prelude, key, extra, extra_inputs) = producer_parts(epi, t, params.len());
     params.extend(extra);
-    let key = format!(
-        "{key}|{ta}{tb}{vec_a}{vec_b}{}{}{}",
-        m.is_multiple_of(4),
-        n.is_multiple_of(8),
-        k.is_multiple_of(4)
-    );
+    let key = format!("{key}|{ta}{tb}{form}");
     let consts = format!("const TRANS_A: bool = {ta};\nconst TRANS_B: bool = {tb};\n");
     let p = ctx.cache.pipeline(ctx.device, kernel, &key, || {
         format!("{prelude}{consts}{MATMUL_BATCH}{source}")

@@ -168,9 +168,11 @@ pub(super) fn reduce_from(
         Some(alloc) if wanted > 1 => Some(alloc(out_len * wanted * crate::ops::PART_THREADS)?),
         _ => None,
     };
-    let prelude = format!(
-        "alias T = {t};\nconst MEAN: bool = {mean};\nfn combine(x: T, y: T) -> T {{ return {combine}; }}\nconst CONTIG: bool = {contig};\n{load}{REDUCE_INDEX}"
+    // what every pass needs, then what the passes reading the source need
+    let head = format!(
+        "alias T = {t};\nconst MEAN: bool = {mean};\nfn combine(x: T, y: T) -> T {{ return {combine}; }}\n"
     );
+    let prelude = format!("{head}const CONTIG: bool = {contig};\n{load}{REDUCE_INDEX}");
     let fallback4 = if v4 { "" } else { FALLBACK_LOAD4 };
     let flat = |serial: bool, parts: u64| {
         let key = format!("{op:?}:{t}:{contig}:{v4}:{serial}:{parts}:{load_key}");
@@ -207,7 +209,7 @@ pub(super) fn reduce_from(
     let p2 = ctx
         .cache
         .pipeline(ctx.device, "reduce_parts", &format!("{op:?}:{t}"), || {
-            format!("alias T = {t};\nconst MEAN: bool = {mean};\nfn combine(x: T, y: T) -> T {{ return {combine}; }}\n{REDUCE_PARTS}")
+            format!("{head}{REDUCE_PARTS}")
         });
     let params2 = [
         out_len as u32,
