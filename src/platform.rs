@@ -27,13 +27,32 @@ pub(crate) fn now_ms() -> f64 {
 /// Milliseconds from an arbitrary origin (`performance.now()`), for durations.
 #[cfg(target_arch = "wasm32")]
 pub(crate) fn now_ms() -> f64 {
-    let perf = js_sys::Reflect::get(&js_sys::global(), &"performance".into()).unwrap_or_default();
-    let now = js_sys::Reflect::get(&perf, &"now".into()).unwrap_or_default();
-    use wasm_bindgen::JsCast;
-    now.dyn_ref::<js_sys::Function>()
-        .and_then(|f| f.call0(&perf).ok())
-        .and_then(|v| v.as_f64())
-        .unwrap_or(0.0)
+    web::affon_now()
+}
+
+/// The browser's readings, each one call across the boundary (no property lookups by name from
+/// Rust, which cost a string conversion each).
+#[cfg(target_arch = "wasm32")]
+mod web {
+    #[wasm_bindgen::prelude::wasm_bindgen(inline_js = r#"
+export function affon_now() { return globalThis.performance ? performance.now() : Date.now(); }
+let heapAt = -Infinity, heap = -1;
+export function affon_js_heap(maxAgeMs) {
+  const t = affon_now();
+  if (t - heapAt >= maxAgeMs) { heapAt = t; heap = globalThis.performance?.memory?.usedJSHeapSize ?? -1; }
+  return heap;
+}
+let memory = null;
+export function affon_wasm_bytes(m) { if (m !== undefined) memory = m; return memory.buffer.byteLength; }
+"#)]
+    extern "C" {
+        pub fn affon_now() -> f64;
+        /// `performance.memory.usedJSHeapSize` (Chromium), or -1; a reading younger than
+        /// `max_age_ms` is reused.
+        pub fn affon_js_heap(max_age_ms: f64) -> f64;
+        /// The wasm memory's size; `memory` is given once (the first call), `undefined` after.
+        pub fn affon_wasm_bytes(memory: &wasm_bindgen::JsValue) -> f64;
+    }
 }
 
 /// Native: wait for all submitted work (wgpu does not poll by itself natively).
@@ -114,19 +133,29 @@ pub(crate) fn runtime_memory() -> Vec<(&'static str, u64)> {
     }
 }
 
+/// How old a JS heap reading may be before `metrics()` takes a new one. With precise memory info
+/// (`--enable-precise-memory-info`) Chromium measures the heap on every read (≈ 18 µs here), which
+/// would dominate a `metrics()` call; without it the figure is bucketed and updated rarely anyway.
+#[cfg(target_arch = "wasm32")]
+pub(crate) const JS_HEAP_MAX_AGE_MS: f64 = 1.0;
+
 /// `runtime.memory` readings on the web: the wasm linear memory, and the JS heap where the browser
-/// reports it (`performance.memory.usedJSHeapSize`, Chromium).
+/// reports it (`performance.memory.usedJSHeapSize`, Chromium; at most [`JS_HEAP_MAX_AGE_MS`] old).
 #[cfg(target_arch = "wasm32")]
 pub(crate) fn runtime_memory() -> Vec<(&'static str, u64)> {
-    let get = |o: &wasm_bindgen::JsValue, k: &str| js_sys::Reflect::get(o, &k.into()).unwrap_or_default();
-    let mut out = Vec::new();
-    let buffer = get(&wasm_bindgen::memory(), "buffer");
-    if let Some(n) = get(&buffer, "byteLength").as_f64() {
-        out.push(("wasm_memory_bytes", n as u64));
+    let mut out = Vec::with_capacity(2);
+    thread_local! {
+        static GIVEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
-    let perf = get(&js_sys::global(), "performance");
-    if let Some(n) = get(&get(&perf, "memory"), "usedJSHeapSize").as_f64() {
-        out.push(("js_heap_used_bytes", n as u64));
+    let memory = if GIVEN.with(|g| g.replace(true)) {
+        wasm_bindgen::JsValue::UNDEFINED
+    } else {
+        wasm_bindgen::memory()
+    };
+    out.push(("wasm_memory_bytes", web::affon_wasm_bytes(&memory) as u64));
+    let heap = web::affon_js_heap(JS_HEAP_MAX_AGE_MS);
+    if heap >= 0.0 {
+        out.push(("js_heap_used_bytes", heap as u64));
     }
     out
 }

@@ -57,24 +57,36 @@ thread_local! {
 }
 
 #[wasm_bindgen(inline_js = r#"
-export function affon_build_records(layout, values) {
+let memory = null, view = null;
+export function affon_records_memory(m) { memory = m; }
+export function affon_build_records(layout, ptr, len) {
+  // The values are read in place from wasm memory (`len` f64 at byte offset `ptr`): no copy.
   // One object per record, fields in the order serde writes them (records compare as JSON).
+  if (view === null || view.buffer !== memory.buffer) view = new Float64Array(memory.buffer);
   const out = new Array(layout.length);
-  let j = 0;
+  let j = ptr >>> 3;
+  const end = j + len;
   for (let i = 0; i < layout.length; i++) {
     const t = layout[i];
-    const r = { scope: t.scope, name: t.name, kind: t.kind, unit: t.unit, value: values[j++] };
+    const r = { scope: t.scope, name: t.name, kind: t.kind, unit: t.unit, value: view[j++] };
     if (t.dist) {
-      r.count = values[j++]; r.sum = values[j++]; r.min = values[j++]; r.max = values[j++]; r.mean = values[j++];
+      r.count = view[j++]; r.sum = view[j++]; r.min = view[j++]; r.max = view[j++]; r.mean = view[j++];
     }
     if (t.labels) r.labels = { ...t.labels };
     out[i] = r;
   }
+  if (j !== end) throw new Error(`metrics: layout read ${j - (ptr >>> 3)} values of ${len}`);
   return out;
 }
 "#)]
 extern "C" {
-    fn affon_build_records(layout: &JsValue, values: &js_sys::Float64Array) -> JsValue;
+    fn affon_records_memory(memory: &JsValue);
+    fn affon_build_records(layout: &JsValue, ptr: u32, len: u32) -> JsValue;
+}
+
+thread_local! {
+    /// Whether `affon_build_records` has been given the wasm memory.
+    static MEMORY_GIVEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 #[wasm_bindgen(js_class = telemetry)]
@@ -97,9 +109,14 @@ impl JsTelemetry {
             }
             Ok::<JsValue, JsValue>(c.as_ref().map(|(_, l)| l.clone()).unwrap_or_default())
         })?;
+        if !MEMORY_GIVEN.with(|g| g.replace(true)) {
+            affon_records_memory(&wasm_bindgen::memory());
+        }
+        // `v.values` lives until the call returns: JS reads it in place
         Ok(affon_build_records(
             &layout,
-            &js_sys::Float64Array::from(&v.values[..]),
+            v.values.as_ptr() as usize as u32,
+            v.values.len() as u32,
         ))
     }
 

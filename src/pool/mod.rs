@@ -11,6 +11,9 @@
 //!   the bound first evicts cached buffers, least recently released first; if the bound cannot be
 //!   met even with an empty cache the call fails with `OUT_OF_MEMORY` *before* anything is evicted,
 //!   so a failed acquire changes nothing;
+//! - how much stays cached: with `cache_limit_bytes` set, at most that many bytes (a release above
+//!   it evicts, oldest first); unset, the learned budget of [`retention`] (a quarter over the
+//!   largest set of buffers in use at once, plus the sizes loops came back to), applied at misses;
 //! - a request above the oversize threshold (or above the largest explicit class) is exact-size,
 //!   counted in `oversize_allocations`, and destroyed on release instead of cached;
 //! - [`Pool::clear_cache`] destroys every cached buffer.
@@ -19,6 +22,7 @@
 //! storage bytes (the requested `byteLength`) and pool bytes (the buffer size).
 
 pub mod config;
+pub mod retention;
 pub mod size_class;
 // The policy tests need proptest, a native-only dev-dependency.
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -116,6 +120,8 @@ pub struct Pool<S: Storage> {
     in_use_by_size: BTreeMap<u64, (u64, u64)>,
     /// Set by [`Pool::drain`]: releases go to the device, not the cache.
     draining: bool,
+    /// The default policy's learned state (unused when `cache_limit_bytes` is set).
+    retention: retention::Retention,
 }
 
 impl<S: Storage> Pool<S> {
@@ -136,6 +142,7 @@ impl<S: Storage> Pool<S> {
             cached_count: 0,
             in_use_by_size: BTreeMap::new(),
             draining: false,
+            retention: retention::Retention::default(),
         }
     }
 
@@ -217,6 +224,7 @@ impl<S: Storage> Pool<S> {
                 self.cached -= class;
                 self.cached_count -= 1;
                 self.in_use += 1;
+                self.retention.saw(self.held - self.cached);
                 self.note_in_use(class, bytes as i64, 1);
                 self.ledger.pool_changed(PoolDelta {
                     cached: -(class as i64),
@@ -234,26 +242,33 @@ impl<S: Storage> Pool<S> {
         }
         let size = class.unwrap_or(bytes.max(at_least));
         self.check_fits(size, size)?;
-        // Evict (oldest first) until the new buffer fits under the bound; the check above
-        // guarantees the cache covers it.
-        let mut evicted = 0u64;
-        let mut evicted_bytes = 0u64;
-        while self.held - evicted_bytes + size > self.config.max_total_bytes {
-            let Some((_, class)) = self.lru.pop_first() else {
+        let max_total = self.config.max_total_bytes;
+        let in_use_after = self.held - self.cached + size;
+        // The default policy: the learned budget, widened by the ghost this miss matches (a class
+        // the budget evicted and the loop came back to); with a cache limit, the bound alone.
+        let learned = self.config.cache_limit_bytes.is_none();
+        let ghost = class
+            .filter(|_| learned)
+            .and_then(|want| self.retention.ghost_for(want));
+        let limit = if learned {
+            let extra = ghost.map_or(0, |g| g.1);
+            self.retention.budget(in_use_after, max_total, extra)
+        } else {
+            max_total
+        };
+        // Evict (oldest first) until the new buffer fits under the limit; the check above
+        // guarantees the cache covers the bound, and the budget evicts only what is cached.
+        let (mut evicted, mut evicted_bytes) = (0u64, 0u64);
+        while self.held + size > limit {
+            let Some(class) = self.evict_oldest() else {
                 break;
             };
-            let Some(q) = self.free.get_mut(&class) else { break };
-            let Some(entry) = q.pop_front() else { break };
-            if q.is_empty() {
-                self.free.remove(&class);
+            if learned {
+                self.retention.evicted(class);
             }
-            self.storage.dealloc(entry.buffer);
             evicted += 1;
             evicted_bytes += class;
         }
-        self.held -= evicted_bytes;
-        self.cached -= evicted_bytes;
-        self.cached_count -= evicted;
         let buffer = match self.storage.alloc(size) {
             Ok(b) => b,
             Err(e) => {
@@ -275,6 +290,10 @@ impl<S: Storage> Pool<S> {
         self.held += size;
         self.in_use += 1;
         self.note_in_use(size, bytes as i64, 1);
+        if let Some(g) = ghost {
+            self.retention.take_ghost(g, max_total);
+        }
+        self.retention.saw(in_use_after);
         self.ledger.pool_changed(PoolDelta {
             held: size as i64 - evicted_bytes as i64,
             cached: -(evicted_bytes as i64),
@@ -335,23 +354,30 @@ impl<S: Storage> Pool<S> {
         }
     }
 
+    /// Destroys the least recently released cached buffer, if any; returns its class. The caller
+    /// reports the eviction to the ledger.
+    fn evict_oldest(&mut self) -> Option<u64> {
+        let (_, class) = self.lru.pop_first()?;
+        let q = self.free.get_mut(&class)?;
+        let entry = q.pop_front()?;
+        if q.is_empty() {
+            self.free.remove(&class);
+        }
+        self.storage.dealloc(entry.buffer);
+        self.held -= class;
+        self.cached -= class;
+        self.cached_count -= 1;
+        Some(class)
+    }
+
     /// Destroys cached buffers, least recently released first, until at most `limit` bytes are
     /// cached (counted as evictions).
     fn trim_to(&mut self, limit: u64) {
         let (mut evicted, mut bytes) = (0u64, 0u64);
         while self.cached > limit {
-            let Some((_, class)) = self.lru.pop_first() else {
+            let Some(class) = self.evict_oldest() else {
                 break;
             };
-            let Some(q) = self.free.get_mut(&class) else { break };
-            let Some(entry) = q.pop_front() else { break };
-            if q.is_empty() {
-                self.free.remove(&class);
-            }
-            self.storage.dealloc(entry.buffer);
-            self.cached -= class;
-            self.held -= class;
-            self.cached_count -= 1;
             evicted += 1;
             bytes += class;
         }

@@ -374,7 +374,11 @@ fn judge_points(pts: &[Point], warm: usize, iterations: Option<u64>) -> Diagnosi
         let shape = |v: Verdict| v == Verdict::ShapeGrowth;
         shape(y.1).cmp(&shape(x.1)).then(y.0.total_cmp(&x.0))
     });
-    let warm_up_pool = w.pool - b.pool;
+    // how far the pool rose and stayed: by the warm point, or by the end of a window without a
+    // trend (a cache that learns a cycling loop's sizes on its second pass keeps them from then
+    // on), less what live tensors took of it (a table built once is live, not retained)
+    let later = (a.pool - b.pool) - (a.live - b.live).max(0.0);
+    let warm_up_pool = (w.pool - b.pool).max(later);
     let working = (w.peak - b.live).max(0.0);
     let pool_plateau = warm_up_pool >= POOL_FLOOR && warm_up_pool > 1.5 * working;
 

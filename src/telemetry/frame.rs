@@ -193,11 +193,15 @@ impl Default for Values {
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 impl Values {
     fn mix(&mut self, bytes: &[u8]) {
-        // FNV-1a: a few ns per record; a changed layout changes it
-        for &b in bytes {
-            self.hash = (self.hash ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        // FNV-1a over 8-byte words, then the length: a changed layout changes it
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let w = u64::from_le_bytes(w.try_into().unwrap_or_default());
+            self.hash = (self.hash ^ w).wrapping_mul(0x0100_0000_01b3);
         }
-        self.hash = (self.hash ^ 0xff).wrapping_mul(0x0100_0000_01b3);
+        let tail = words.remainder().iter().fold(0u64, |a, &b| a << 8 | b as u64);
+        self.hash = (self.hash ^ tail).wrapping_mul(0x0100_0000_01b3);
+        self.hash = (self.hash ^ bytes.len() as u64 ^ 0xff00).wrapping_mul(0x0100_0000_01b3);
     }
 }
 
@@ -286,5 +290,27 @@ mod tests {
         let mut again = Values::default();
         emit(&mut again);
         assert_eq!(again.hash, v.hash, "same layout, same hash");
+    }
+
+    #[test]
+    fn a_changed_label_changes_the_hash() {
+        let hash = |labels: &[(&'static str, &str)]| {
+            let mut v = Values::default();
+            let kind = MetricKind::Gauge;
+            v.record(row(
+                ("compute.storage", "live_bytes", kind, "bytes"),
+                labels,
+                1.0,
+                None,
+            ));
+            v.hash
+        };
+        let base = hash(&[("session", "decoder-0001")]);
+        assert_eq!(base, hash(&[("session", "decoder-0001")]));
+        for other in ["decoder-0002", "decoder-000", "decoder-00011", "Decoder-0001", ""] {
+            assert_ne!(base, hash(&[("session", other)]), "{other}");
+        }
+        assert_ne!(base, hash(&[("session", "decoder"), ("origin", "-0001")]));
+        assert_ne!(base, hash(&[]));
     }
 }

@@ -130,7 +130,10 @@ test('distinct sizes: pool-retention; retained outputs, states and models: owner
   const { page, errors } = await demo();
   await run(page, 'distinct-sizes');
   await verdict(page, 'pool-retention');
-  await page.waitForSelector('#memory-panel .ap-classes tbody tr:nth-child(12)'); // 12 cached size classes
+  // 11 cached size classes for 12 sizes: the learned budget evicted 58000 floats' class on the first
+  // pass, and best fit serves it from 87000's (within half again) ever after
+  await page.waitForSelector('#memory-panel .ap-classes tbody tr:nth-child(11)');
+  assert.equal(await page.locator('#memory-panel .ap-classes tbody tr').count(), 11);
   await page.screenshot({ path: 'test-output/panel-pool-retention.png', fullPage: true });
   const cases = [
     ['retained-outputs', "program 'affine' output 'y'", KIB256],
