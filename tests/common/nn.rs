@@ -223,7 +223,7 @@ pub async fn nn_ops_match_f64_reference(s: &Session) {
     let (one, two) = (Pair::ONE, Pair(2, 2));
     // (input, filter, strides, pad, dilations, depthwise) — what each case adds is its comment
     type ConvCase = (&'static [usize], &'static [usize], Pair, Pad, Pair, bool);
-    let cases: [ConvCase; 9] = [
+    let cases: [ConvCase; 11] = [
         // 'same' with 5 output channels (not a multiple of the kernel's 4), batch 2
         (&[2, 7, 6, 3], &[3, 3, 3, 5], one, Pad::SAME, one, false),
         // 'valid', uneven strides, a 3×2 window
@@ -240,6 +240,10 @@ pub async fn nn_ops_match_f64_reference(s: &Session) {
         (&[2, 6, 7, 3], &[3, 3, 3, 2], one, Pad::SAME, one, true),
         (&[1, 9, 9, 4], &[3, 3, 4, 1], two, Pad::VALID, one, true),
         (&[1, 8, 8, 2], &[3, 3, 2, 1], one, Pad::SAME, two, true),
+        // multiplier 1 with channels in fours (four channels a thread): 'same' over a batch of 2
+        // with a 3×2 window; stride 2 with dilation 2 and numeric padding
+        (&[2, 7, 5, 8], &[3, 2, 8, 1], one, Pad::SAME, one, true),
+        (&[1, 9, 8, 12], &[3, 3, 12, 1], two, Pad::Explicit(2), two, true),
     ];
     for (x, f, st, pad, d, depthwise) in cases {
         check_conv(s, &mut rng, x, f, st, pad, d, depthwise).await;
