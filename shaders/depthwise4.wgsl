@@ -1,13 +1,29 @@
 // Depthwise NHWC convolution with channel multiplier 1 and C a multiple of 4: each thread computes 4
-// consecutive channels of one output pixel, reading input and filter four channels at a time (both
-// have the channels innermost), with the geometry read once. x [N, H, W, C], filter [FH, FW, C, 1],
-// out [N, OH, OW, C]. params: [threads, H, W, C, OH, OW, 1, FH, FW, stride_h, stride_w, dil_h,
-// dil_w, pad_top, pad_left]. The host prepends `alias T = f32;` and `fn store(i: u32, v: T)` (a
-// plain write, or a fused epilogue: `kernels/fused.rs`).
+// consecutive channels of 4 horizontally adjacent output pixels, reading input and filter four
+// channels at a time (both have the channels innermost); each filter tap is read once for the 4
+// pixels, and the geometry once. x [N, H, W, C], filter [FH, FW, C, 1], out [N, OH, OW, C].
+// params: [threads, H, W, C, OH, OW, 1, FH, FW, stride_h, stride_w, dil_h, dil_w, pad_top,
+// pad_left]. The host prepends `alias T = f32;` and `fn store(i: u32, v: T)` (a plain write, or a
+// fused epilogue: `kernels/fused.rs`).
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
 @group(0) @binding(2) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> w: array<vec4<f32>>;
+
+/// The input's four channels at column `ix` of the row starting at vec4 index `row`, or zeros when
+/// `ix` is outside the image (a padding cell) — read without a branch (a clamped index).
+fn tap(row: u32, ix: i32, W: u32, C4: u32, c4: u32) -> vec4<f32> {
+    let inside = ix >= 0 && ix < i32(W);
+    let v = x[(row + u32(select(0, ix, inside))) * C4 + c4];
+    return select(vec4<f32>(0.0), v, inside);
+}
+
+fn store4(i: u32, v: vec4<f32>) {
+    store(i, v.x);
+    store(i + 1u, v.y);
+    store(i + 2u, v.z);
+    store(i + 3u, v.w);
+}
 
 @compute @workgroup_size(256)
 fn main(
@@ -24,12 +40,19 @@ fn main(
     let FH = params[7]; let FW = params[8];
     let sh = params[9]; let sw = params[10]; let dh = params[11]; let dw = params[12];
     let top = i32(params[13]); let left = i32(params[14]);
+    let quads = (OW + 3u) / 4u;
     let c4 = t % C4;
-    let pixel = t / C4;
-    let ox = pixel % OW;
-    let oy = (pixel / OW) % OH;
-    let n = pixel / (OW * OH);
-    var acc = vec4<f32>(0.0);
+    let rest = t / C4;
+    let ox = (rest % quads) * 4u;
+    let oy = (rest / quads) % OH;
+    let n = rest / (quads * OH);
+    // the input column of pixel ox + k for filter column fx is base + k * sw + fx * dw
+    let base = i32(ox * sw) - left;
+    let step = i32(sw);
+    var a0 = vec4<f32>(0.0);
+    var a1 = vec4<f32>(0.0);
+    var a2 = vec4<f32>(0.0);
+    var a3 = vec4<f32>(0.0);
     for (var fy = 0u; fy < FH; fy = fy + 1u) {
         let iy = i32(oy * sh + fy * dh) - top;
         if (iy < 0 || iy >= i32(H)) {
@@ -37,16 +60,25 @@ fn main(
         }
         let row = (n * H + u32(iy)) * W;
         for (var fx = 0u; fx < FW; fx = fx + 1u) {
-            let ix = i32(ox * sw + fx * dw) - left;
-            if (ix < 0 || ix >= i32(W)) {
-                continue;
-            }
-            acc = acc + x[(row + u32(ix)) * C4 + c4] * w[(fy * FW + fx) * C4 + c4];
+            let f = w[(fy * FW + fx) * C4 + c4];
+            let ix = base + i32(fx * dw);
+            a0 = a0 + tap(row, ix, W, C4, c4) * f;
+            a1 = a1 + tap(row, ix + step, W, C4, c4) * f;
+            a2 = a2 + tap(row, ix + 2 * step, W, C4, c4) * f;
+            a3 = a3 + tap(row, ix + 3 * step, W, C4, c4) * f;
         }
     }
-    let i = t * 4u;
-    store(i, acc.x);
-    store(i + 1u, acc.y);
-    store(i + 2u, acc.z);
-    store(i + 3u, acc.w);
+    // pixels past the row's end (OW not a multiple of 4) are computed from clamped reads, not stored
+    let i = ((n * OH + oy) * OW + ox) * C4 * 4u + c4 * 4u;
+    let C = C4 * 4u;
+    store4(i, a0);
+    if (ox + 1u < OW) {
+        store4(i + C, a1);
+    }
+    if (ox + 2u < OW) {
+        store4(i + 2u * C, a2);
+    }
+    if (ox + 3u < OW) {
+        store4(i + 3u * C, a3);
+    }
 }

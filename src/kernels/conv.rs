@@ -143,9 +143,12 @@ pub(crate) fn depthwise_with(
     let m = f.shape[3];
     params[5] = m as u32;
     let [_, _, c] = hwc(&x);
-    // multiplier 1 with channels in fours (MobileNet's blocks): four channels a thread, vec4 reads
+    // multiplier 1 with channels in fours (MobileNet's blocks): four channels of four adjacent
+    // pixels a thread, vec4 reads
     let (kernel, threads) = if m == 1 && c.is_multiple_of(4) {
-        (("depthwise4", DEPTHWISE4), out.len() / 4)
+        let [oh, ow, _] = hwc(&out);
+        let images = out.len() / (oh * ow * c) as u64;
+        (("depthwise4", DEPTHWISE4), images * (oh * ow.div_ceil(4) * c / 4) as u64)
     } else {
         (("depthwise", DEPTHWISE), out.len())
     };
