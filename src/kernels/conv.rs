@@ -148,7 +148,10 @@ pub(crate) fn depthwise_with(
     let (kernel, threads) = if m == 1 && c.is_multiple_of(4) {
         let [oh, ow, _] = hwc(&out);
         let images = out.len() / (oh * ow * c) as u64;
-        (("depthwise4", DEPTHWISE4), images * (oh * ow.div_ceil(4) * c / 4) as u64)
+        (
+            ("depthwise4", DEPTHWISE4),
+            images * (oh * ow.div_ceil(4) * c / 4) as u64,
+        )
     } else {
         (("depthwise", DEPTHWISE), out.len())
     };
