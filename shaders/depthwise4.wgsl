@@ -3,8 +3,8 @@
 // channels at a time (both have the channels innermost); each filter tap is read once for the 4
 // pixels, and the geometry once. x [N, H, W, C], filter [FH, FW, C, 1], out [N, OH, OW, C].
 // params: [threads, H, W, C, OH, OW, 1, FH, FW, stride_h, stride_w, dil_h, dil_w, pad_top,
-// pad_left]. The host prepends `alias T = f32;` and `fn store(i: u32, v: T)` (a plain write, or a
-// fused epilogue: `kernels/fused.rs`).
+// pad_left]. The host prepends `alias T = f32;`, `fn store(i: u32, v: T)` and `fn store4(i: u32, v:
+// vec4<T>)` (plain writes, or a fused epilogue: `kernels/epilogue.rs`).
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
 @group(0) @binding(2) var<storage, read> x: array<vec4<f32>>;
@@ -16,13 +16,6 @@ fn tap(row: u32, ix: i32, W: u32, C4: u32, c4: u32) -> vec4<f32> {
     let inside = ix >= 0 && ix < i32(W);
     let v = x[(row + u32(select(0, ix, inside))) * C4 + c4];
     return select(vec4<f32>(0.0), v, inside);
-}
-
-fn store4(i: u32, v: vec4<f32>) {
-    store(i, v.x);
-    store(i + 1u, v.y);
-    store(i + 2u, v.z);
-    store(i + 3u, v.w);
 }
 
 @compute @workgroup_size(256)

@@ -57,15 +57,10 @@ fn write(base: u32, r: u32, c: u32, m: u32, n: u32, v0: vec4<T>, v1: vec4<T>) {
     }
     let at = base + r * n + c;
     if (FULL_N) {
-        // the block's eight columns are inside the matrix: no test per element
-        store(at, v0.x);
-        store(at + 1u, v0.y);
-        store(at + 2u, v0.z);
-        store(at + 3u, v0.w);
-        store(at + 4u, v1.x);
-        store(at + 5u, v1.y);
-        store(at + 6u, v1.z);
-        store(at + 7u, v1.w);
+        // the block's eight columns are inside the matrix (and `at` a multiple of 4): no test per
+        // element, four elements a store
+        store4(at, v0);
+        store4(at + 4u, v1);
         return;
     }
     for (var j = 0u; j < 4u; j = j + 1u) {

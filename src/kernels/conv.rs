@@ -3,7 +3,7 @@
 //! as one tiled matmul over `[N·H·W, C] × [C, OC]` (the layouts are already those matrices), a
 //! depthwise convolution (`shaders/depthwise.wgsl`) and max/average pooling (`shaders/pool.wgsl`).
 
-use super::fused::{producer_parts, Epilogue};
+use super::epilogue::{producer_parts, Epilogue};
 use super::{dispatch, grid, matmul::matmul_with, Ctx, Operand, WORKGROUP};
 use crate::error::Result;
 use crate::ops::rules::extent;

@@ -1,9 +1,8 @@
 //! Fused elementwise chains (`shaders/fused.wgsl`): one dispatch computes a whole group of unary and
 //! binary ops decided by `crate::program::fusion`, reading only the group's leaves. The same code
-//! generation makes epilogues: a chain applied to a matmul or convolution result as the producer
-//! stores it (`fn store(i, v)`, which every producer shader calls), so `relu(conv2d(x, w) + b)` is
-//! one dispatch and the product never exists in memory. A chain whose leaves are all of the
-//! output's shape (or single elements) runs four elements per thread with vec4 loads and stores.
+//! generation makes epilogues (`epilogue.rs`: a chain run in a matmul or convolution's store) and
+//! prologues (a chain run where a reduction reads it). A chain whose leaves are all of the output's
+//! shape (or single elements) runs four elements per thread with vec4 loads and stores.
 
 use super::elementwise::{binary_fn, unary_body};
 use super::{dispatch, grid, strides, wgsl_type, Ctx, Operand, WORKGROUP};
@@ -11,9 +10,6 @@ use crate::ops::Op;
 use crate::program::fusion::{Group, Ref};
 
 const FUSED: &str = include_str!("../../shaders/fused.wgsl");
-
-/// The store producers use when nothing is fused into them.
-pub(crate) const PLAIN_STORE: &str = "fn store(i: u32, v: T) { out[i] = bitcast<u32>(v); }\n";
 
 /// How a fused kernel finds a leaf's element for output index `i`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -30,7 +26,7 @@ pub(crate) enum Access {
 }
 
 /// How a leaf of `leaf` shape is read in an output of `out` shape.
-pub(crate) fn access(leaf: &[usize], out: &[usize]) -> Access {
+pub(super) fn access(leaf: &[usize], out: &[usize]) -> Access {
     let n: usize = leaf.iter().product();
     let stripped: Vec<usize> = leaf.iter().copied().skip_while(|&d| d == 1).collect();
     if leaf == out {
@@ -47,7 +43,12 @@ pub(crate) fn access(leaf: &[usize], out: &[usize]) -> Access {
 /// Code for a group's steps: `(functions, index and leaf loads, body ending in the result's name)`.
 /// `loaded` are the leaves read from buffers `in{k}` (an epilogue's producer inputs are not); the
 /// j-th has its broadcast strides at `base + (j + 1) · rank` after the output dims at `base`.
-fn chain(group: &Group, t: &str, loaded: &[(usize, Access)], base: &str) -> (String, String, String) {
+pub(super) fn chain(
+    group: &Group,
+    t: &str,
+    loaded: &[(usize, Access)],
+    base: &str,
+) -> (String, String, String) {
     let mut functions = crate::ops::binary_helpers(t);
     let mut seen = vec![];
     for s in &group.steps {
@@ -97,6 +98,7 @@ fn chain(group: &Group, t: &str, loaded: &[(usize, Access)], base: &str) -> (Str
                 Ref::Leaf(k) => format!("l{k}"),
                 Ref::Step(k) => format!("s{k}"),
                 Ref::Acc => "v".to_string(),
+                Ref::Const(w) => format!("bitcast<T>({w}u)"),
             })
             .collect();
         body += &format!("let s{j} = op_{}({});\n    ", s.op.name(), args.join(", "));
@@ -104,7 +106,7 @@ fn chain(group: &Group, t: &str, loaded: &[(usize, Access)], base: &str) -> (Str
     (functions, index, body)
 }
 
-fn bindings(leaves: impl Iterator<Item = usize>) -> String {
+pub(super) fn bindings(leaves: impl Iterator<Item = usize>) -> String {
     leaves
         .map(|k| {
             format!(
@@ -116,7 +118,7 @@ fn bindings(leaves: impl Iterator<Item = usize>) -> String {
 }
 
 /// Per-leaf strides into an output of `shape` (0 on broadcast dims), for each of `leaves`.
-fn leaf_strides(leaves: &[Operand], shape: &[usize]) -> Vec<u32> {
+pub(super) fn leaf_strides(leaves: &[Operand], shape: &[usize]) -> Vec<u32> {
     let rank = shape.len();
     let mut params = vec![];
     for leaf in leaves {
@@ -204,54 +206,6 @@ fn record_fused4(
     );
 }
 
-/// An elementwise chain fused into its producer's store: `group.leaves` are the producer's inputs
-/// (`arity` of them) then the chain's other leaves (`leaves`), which broadcast into `shape` (the
-/// group's output: a producer may view it differently, as the pointwise convolution does).
-pub(crate) struct Epilogue<'a> {
-    pub group: &'a Group,
-    pub arity: usize,
-    pub leaves: &'a [Operand<'a>],
-    pub shape: &'a [usize],
-}
-
-impl Epilogue<'_> {
-    /// The extra leaf bindings, the chain's functions and `fn store`, for a producer whose own
-    /// parameters take `offset` words (the epilogue's follow: rank, output dims, leaf strides).
-    pub(crate) fn source(&self, t: &str, offset: usize) -> String {
-        let loaded: Vec<(usize, Access)> = self
-            .leaves
-            .iter()
-            .enumerate()
-            .map(|(j, l)| (self.arity + j, access(l.shape, self.shape)))
-            .collect();
-        let (functions, index, body) = chain(self.group, t, &loaded, "EP + 1u");
-        format!(
-            "const EP: u32 = {offset}u;\n{}{functions}\nfn store(i: u32, v: T) {{\n    let rank = params[EP];\n    {index}    {body}out[i] = bitcast<u32>(s{});\n}}\n",
-            bindings(self.arity..self.arity + self.leaves.len()),
-            self.group.steps.len() - 1
-        )
-    }
-
-    /// What distinguishes this epilogue's pipeline.
-    pub(crate) fn key(&self, offset: usize) -> String {
-        let how: Vec<Access> = self.leaves.iter().map(|l| access(l.shape, self.shape)).collect();
-        format!("{offset}:{:?}:{how:?}", self.group.steps)
-    }
-
-    /// The parameters appended to the producer's.
-    pub(crate) fn params(&self) -> Vec<u32> {
-        let mut p = vec![self.shape.len() as u32];
-        p.extend(self.shape.iter().map(|&d| d as u32));
-        p.extend(leaf_strides(self.leaves, self.shape));
-        p
-    }
-
-    /// The extra input buffers.
-    pub(crate) fn inputs(&self) -> impl Iterator<Item = (&wgpu::Buffer, u64)> + '_ {
-        self.leaves.iter().map(|l| (l.buffer, l.len()))
-    }
-}
-
 /// A chain computed where a reduction reads it (the group's `consumer`): the leaf bindings, the
 /// chain's functions and `fn load(i) -> T` (element `i` of the chain's output, of `shape`), its
 /// pipeline key, and the parameters it appends after the reduction's `offset` words.
@@ -337,26 +291,4 @@ fn chain4(
         src += &format!("    {body}r.{c} = {};\n    }}\n", wrap(&last));
     }
     (leaf_bindings, functions, src)
-}
-
-/// The prelude and key of a producer's pipeline, and the parameters and inputs its epilogue adds.
-pub(crate) fn producer_parts<'a>(
-    epi: Option<&'a Epilogue<'a>>,
-    t: &str,
-    offset: usize,
-) -> (String, String, Vec<u32>, Vec<(&'a wgpu::Buffer, u64)>) {
-    match epi {
-        None => (
-            format!("alias T = {t};\n{PLAIN_STORE}"),
-            t.to_string(),
-            vec![],
-            vec![],
-        ),
-        Some(e) => (
-            format!("alias T = {t};\n{}", e.source(t, offset)),
-            format!("{t}:{}", e.key(offset)),
-            e.params(),
-            e.inputs().collect(),
-        ),
-    }
 }

@@ -6,7 +6,7 @@
 
 use crate::error::Result;
 
-use super::fused::{producer_parts, Epilogue};
+use super::epilogue::{producer_parts, Epilogue};
 use super::{dispatch, strides, wgsl_type, Ctx, Operand, MAX_GROUPS_PER_DIM};
 
 const MATMUL: &str = include_str!("../../shaders/matmul.wgsl");

@@ -9,6 +9,7 @@
 mod cache;
 mod conv;
 mod elementwise;
+mod epilogue;
 mod fused;
 mod layout;
 mod matmul;
@@ -45,7 +46,7 @@ pub(crate) fn record_group(
         return Ok(());
     };
     let arity = op.arity();
-    let epi = fused::Epilogue {
+    let epi = epilogue::Epilogue {
         group,
         arity,
         leaves: &leaves[arity..],

@@ -23,6 +23,9 @@ pub(crate) enum Ref {
     Step(usize),
     /// The producer's value (a group fused into a matmul or convolution's store).
     Acc,
+    /// A single-element constant, written into the kernel as its 32-bit word (a bound, an
+    /// epsilon): no buffer to bind.
+    Const(u32),
 }
 
 /// One elementwise op inside a fused kernel.
@@ -71,6 +74,35 @@ fn args(n: &Node) -> &[NodeId] {
         Node::Op { args, .. } => args,
         _ => &[],
     }
+}
+
+/// How a step reads node `a` from outside its group: a single-element constant inline, anything
+/// else as a leaf (added to `leaves` once).
+fn operand(nodes: &[Node], a: NodeId, leaves: &mut Vec<NodeId>) -> Ref {
+    if let Node::Constant { data, dtype, .. } = &nodes[a] {
+        if let (1, Ok(word)) = (data.len(), dtype.word_from_f64(data[0])) {
+            return Ref::Const(word);
+        }
+    }
+    Ref::Leaf(leaves.iter().position(|l| *l == a).unwrap_or_else(|| {
+        leaves.push(a);
+        leaves.len() - 1
+    }))
+}
+
+/// A group of the one node `n` (a root left alone by chain fusion), its operands as [`operand`].
+fn single(nodes: &[Node], n: NodeId) -> Option<Group> {
+    let Node::Op { op, args } = &nodes[n] else {
+        return None;
+    };
+    let mut leaves = vec![];
+    let args = args.iter().map(|&a| operand(nodes, a, &mut leaves)).collect();
+    Some(Group {
+        steps: vec![Step { op: op.clone(), args }],
+        leaves,
+        producer: None,
+        consumer: None,
+    })
 }
 
 /// Decides which nodes fuse into which, for these concrete shapes and dtypes.
@@ -130,10 +162,7 @@ pub(crate) fn fuse(p: &Program, shapes: &[Vec<usize>], dtypes: &[DType]) -> Fusi
                     .iter()
                     .map(|a| match members.iter().position(|x| x == a) {
                         Some(k) => Ref::Step(k),
-                        None => Ref::Leaf(leaves.iter().position(|l| l == a).unwrap_or_else(|| {
-                            leaves.push(*a);
-                            leaves.len() - 1
-                        })),
+                        None => operand(nodes, *a, &mut leaves),
                     })
                     .collect();
                 steps.push(Step {
@@ -195,21 +224,12 @@ fn epilogues(
     keep: &HashSet<NodeId>,
 ) {
     for root in 0..nodes.len() {
-        let Node::Op { op, args } = &nodes[root] else {
-            continue;
-        };
         if !elementwise(&nodes[root]) || f.fused_into[root].is_some() {
             continue;
         }
-        let group = f.groups.get(&root).cloned().unwrap_or_else(|| Group {
-            steps: vec![Step {
-                op: op.clone(),
-                args: (0..args.len()).map(Ref::Leaf).collect(),
-            }],
-            leaves: args.clone(),
-            producer: None,
-            consumer: None,
-        });
+        let Some(group) = f.groups.get(&root).cloned().or_else(|| single(nodes, root)) else {
+            continue;
+        };
         let fits = |l: NodeId| {
             producer(&nodes[l])
                 && uses[l] == 1
@@ -280,9 +300,6 @@ fn prologues(
             continue;
         };
         let g = args[0];
-        let Node::Op { op, args: inputs } = &nodes[g] else {
-            continue;
-        };
         if !elementwise(&nodes[g])
             || uses[g] != 1
             || keep.contains(&g)
@@ -292,15 +309,9 @@ fn prologues(
         {
             continue;
         }
-        let mut group = f.groups.remove(&g).unwrap_or_else(|| Group {
-            steps: vec![Step {
-                op: op.clone(),
-                args: (0..inputs.len()).map(Ref::Leaf).collect(),
-            }],
-            leaves: inputs.clone(),
-            producer: None,
-            consumer: None,
-        });
+        let Some(mut group) = f.groups.remove(&g).or_else(|| single(nodes, g)) else {
+            continue;
+        };
         group.consumer = Some((reduce.clone(), shapes[g].clone()));
         for into in f.fused_into.iter_mut() {
             if *into == Some(g) {

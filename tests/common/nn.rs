@@ -501,23 +501,27 @@ async fn epilogues_fuse_and_match(s: &Session, rng: &mut Rng) {
             Tol::Close { rel: 1e-4, abs: 1e-4 },
         );
     }
-    // depthwise + batchNorm-style scale and shift + relu6 (clipByValue); pointwise + a residual
-    // leaf of the full output shape (the pointwise kernel views the output as a matrix)
+    // depthwise + batchNorm-style centre, scale and shift + relu6 (clipByValue); pointwise + a
+    // residual leaf of the full output shape (the pointwise kernel views the output as a matrix).
+    // The depthwise epilogue reads the kernel's two inputs and three per-channel vectors; the
+    // clip's bounds are written into the kernel, not bound (eight buffers would not fit).
     let (x, dw, pw) = (
         random(rng, &[1, 6, 6, 4]),
         random(rng, &[3, 3, 4, 1]),
         random(rng, &[1, 1, 4, 4]),
     );
-    let (scale, shift) = (random(rng, &[4]), random(rng, &[4]));
+    let (scale, shift, mean) = (random(rng, &[4]), random(rng, &[4]), random(rng, &[4]));
     let mut p = Program::new("mobilenet block");
     let xi = p.input("x", DType::Float32, &[1, 6, 6, 4]).unwrap();
     let dwi = p.constant(&f64s(&dw), &[3, 3, 4, 1], DType::Float32).unwrap();
     let pwi = p.constant(&f64s(&pw), &[1, 1, 4, 4], DType::Float32).unwrap();
     let sc = p.constant(&f64s(&scale), &[4], DType::Float32).unwrap();
     let sh = p.constant(&f64s(&shift), &[4], DType::Float32).unwrap();
+    let mu = p.constant(&f64s(&mean), &[4], DType::Float32).unwrap();
     let d = p
         .depthwise_conv2d(xi, dwi, Pair::ONE, Pad::SAME, Pair::ONE)
         .unwrap();
+    let d = p.sub(d, mu).unwrap();
     let d = p.mul(d, sc).unwrap();
     let d = p.add(d, sh).unwrap();
     let d = p.clip_by_value(d, 0.0, 6.0).unwrap();
@@ -533,6 +537,7 @@ async fn epilogues_fuse_and_match(s: &Session, rng: &mut Rng) {
     let tx = x.upload(s);
     let e = tx
         .depthwise_conv2d(&dw.upload(s), Pair::ONE, Pad::SAME, Pair::ONE)
+        .and_then(|t| t.sub(&mean.upload(s)))
         .and_then(|t| t.mul(&scale.upload(s)))
         .and_then(|t| t.add(&shift.upload(s)))
         .and_then(|t| t.clip_by_value(0.0, 6.0))

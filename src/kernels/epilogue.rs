@@ -1,0 +1,149 @@
+//! Epilogues: an elementwise chain applied to a matmul or convolution result as the producer stores
+//! it. Every producer shader stores through `fn store(i, v)` (one element) and may use
+//! `fn store4(i, v)` (elements `i .. i+4`, `i` a multiple of 4); both come from here, so
+//! `relu(conv2d(x, w) + b)` is one dispatch and the product never exists in memory. When every leaf
+//! of the chain is the output's shape, a single element, or a repeated row of a multiple of 4
+//! elements (a bias, a batchNorm statistic per channel), the leaves are bound as vec4 arrays and
+//! `store4` runs the chain on four elements with one load per leaf.
+
+use super::fused::{access, bindings, chain, leaf_strides, Access};
+use super::Operand;
+use crate::program::fusion::Group;
+
+/// The stores producers use when nothing is fused into them.
+pub(crate) const PLAIN_STORE: &str = "fn store(i: u32, v: T) { out[i] = bitcast<u32>(v); }
+fn store4(i: u32, v: vec4<T>) {
+    out[i] = bitcast<u32>(v.x);
+    out[i + 1u] = bitcast<u32>(v.y);
+    out[i + 2u] = bitcast<u32>(v.z);
+    out[i + 3u] = bitcast<u32>(v.w);
+}
+";
+
+/// `store4` through four `store` calls (an epilogue whose leaves do not line up in fours).
+const STORE4_BY_ELEMENT: &str = "fn store4(i: u32, v: vec4<T>) {
+    store(i, v.x);
+    store(i + 1u, v.y);
+    store(i + 2u, v.z);
+    store(i + 3u, v.w);
+}
+";
+
+/// An elementwise chain fused into its producer's store: `group.leaves` are the producer's inputs
+/// (`arity` of them) then the chain's other leaves (`leaves`), which broadcast into `shape` (the
+/// group's output: a producer may view it differently, as the pointwise convolution does).
+pub(crate) struct Epilogue<'a> {
+    pub group: &'a Group,
+    pub arity: usize,
+    pub leaves: &'a [Operand<'a>],
+    pub shape: &'a [usize],
+}
+
+impl Epilogue<'_> {
+    /// How each leaf is read, numbered as the chain numbers them (after the producer's inputs).
+    fn loaded(&self) -> Vec<(usize, Access)> {
+        self.leaves
+            .iter()
+            .enumerate()
+            .map(|(j, l)| (self.arity + j, access(l.shape, self.shape)))
+            .collect()
+    }
+
+    /// Whether every leaf lines up in fours with the output (see the module docs): a leaf of the
+    /// output's shape is bound as vec4s only when its length is a multiple of 4.
+    fn in_fours(&self) -> bool {
+        let whole = self.shape.iter().product::<usize>().is_multiple_of(4);
+        self.loaded().iter().all(|(_, a)| match a {
+            Access::Same => whole,
+            Access::One => true,
+            Access::Row(n) => n % 4 == 0,
+            Access::Strided => false,
+        })
+    }
+
+    /// The extra leaf bindings, the chain's functions, `fn store` and `fn store4`, for a producer
+    /// whose own parameters take `offset` words (the epilogue's follow: rank, output dims, leaf
+    /// strides).
+    pub(crate) fn source(&self, t: &str, offset: usize) -> String {
+        let loaded = self.loaded();
+        let (functions, index, body) = chain(self.group, t, &loaded, "EP + 1u");
+        let last = format!("s{}", self.group.steps.len() - 1);
+        let head = format!("const EP: u32 = {offset}u;\n");
+        if !self.in_fours() {
+            return format!(
+                "{head}{}{functions}\nfn store(i: u32, v: T) {{\n    let rank = params[EP];\n    {index}    {body}out[i] = bitcast<u32>({last});\n}}\n{STORE4_BY_ELEMENT}",
+                bindings(self.arity..self.arity + self.leaves.len()),
+            );
+        }
+        let (mut leaf_bindings, mut one, mut four) = (String::new(), String::new(), String::new());
+        for &(k, a) in &loaded {
+            let ty = if a == Access::One { "u32" } else { "vec4<u32>" };
+            leaf_bindings += &format!(
+                "@group(0) @binding({}) var<storage, read> in{k}: array<{ty}>;\n",
+                2 + k
+            );
+            let (word, quad) = match a {
+                Access::Same => ("i".to_string(), format!("in{k}[i / 4u]")),
+                Access::Row(n) => (format!("i % {n}u"), format!("in{k}[(i % {n}u) / 4u]")),
+                _ => (String::new(), format!("vec4<u32>(in{k}[0])")),
+            };
+            one += &if a == Access::One {
+                format!("    let l{k} = bitcast<T>(in{k}[0]);\n")
+            } else {
+                format!("    let j{k} = {word};\n    let l{k} = bitcast<T>(in{k}[j{k} / 4u][j{k} % 4u]);\n")
+            };
+            four += &format!("    let w{k} = {quad};\n");
+        }
+        for (n, c) in ["x", "y", "z", "w"].iter().enumerate() {
+            four += &format!("    {{\n        let v = v4.{c};\n");
+            for &(k, _) in &loaded {
+                four += &format!("        let l{k} = bitcast<T>(w{k}.{c});\n");
+            }
+            four += &format!("        {body}out[i + {n}u] = bitcast<u32>({last});\n    }}\n");
+        }
+        format!(
+            "{head}{leaf_bindings}{functions}\nfn store(i: u32, v: T) {{\n{one}    {body}out[i] = bitcast<u32>({last});\n}}\nfn store4(i: u32, v4: vec4<T>) {{\n{four}}}\n"
+        )
+    }
+
+    /// What distinguishes this epilogue's pipeline.
+    pub(crate) fn key(&self, offset: usize) -> String {
+        let how: Vec<Access> = self.leaves.iter().map(|l| access(l.shape, self.shape)).collect();
+        format!("{offset}:{:?}:{how:?}", self.group.steps)
+    }
+
+    /// The parameters appended to the producer's.
+    pub(crate) fn params(&self) -> Vec<u32> {
+        let mut p = vec![self.shape.len() as u32];
+        p.extend(self.shape.iter().map(|&d| d as u32));
+        p.extend(leaf_strides(self.leaves, self.shape));
+        p
+    }
+
+    /// The extra input buffers.
+    pub(crate) fn inputs(&self) -> impl Iterator<Item = (&wgpu::Buffer, u64)> + '_ {
+        self.leaves.iter().map(|l| (l.buffer, l.len()))
+    }
+}
+
+/// The prelude and key of a producer's pipeline, and the parameters and inputs its epilogue adds.
+pub(crate) fn producer_parts<'a>(
+    epi: Option<&'a Epilogue<'a>>,
+    t: &str,
+    offset: usize,
+) -> (String, String, Vec<u32>, Vec<(&'a wgpu::Buffer, u64)>) {
+    match epi {
+        None => (
+            format!("alias T = {t};\n{PLAIN_STORE}"),
+            t.to_string(),
+            vec![],
+            vec![],
+        ),
+        Some(e) => (
+            format!("alias T = {t};\n{}", e.source(t, offset)),
+            format!("{t}:{}", e.key(offset)),
+            e.params(),
+            e.inputs().collect(),
+        ),
+    }
+}
