@@ -24,6 +24,7 @@
 pub mod config;
 pub mod retention;
 pub mod size_class;
+mod usage;
 // The policy tests need proptest, a native-only dev-dependency.
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
@@ -35,6 +36,7 @@ use crate::accounting::{Ledger, PoolDelta};
 use crate::error::{Error, Result};
 pub use config::{PoolConfig, PoolOptions};
 pub use size_class::SizeClasses;
+pub use usage::PoolUsage;
 
 /// Where device buffers come from. `alloc` makes a buffer of exactly `size` bytes.
 pub trait Storage {
@@ -67,39 +69,6 @@ pub struct Lease<B> {
 struct Cached<B> {
     buffer: B,
     stamp: u64,
-}
-
-/// Figures of one pool, for reports and the panel.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PoolUsage {
-    /// Bytes held, in use + cached.
-    pub bytes_held: u64,
-    /// Bytes of cached (free) buffers.
-    pub bytes_cached: u64,
-    /// Device buffers in use.
-    pub buffers_in_use: u64,
-    /// Device buffers cached.
-    pub buffers_cached: u64,
-    /// Cached bytes by size class: `(class, buffers, bytes)`, ascending.
-    pub cached_by_class: Vec<(u64, u64, u64)>,
-    /// Buffers in use by size (class, or exact size when oversize): `(size, buffers, requested
-    /// bytes)`, ascending; `size · buffers − requested` is that size's rounding (`pool_padding_bytes`).
-    pub in_use_by_class: Vec<(u64, u64, u64)>,
-}
-
-impl std::fmt::Display for PoolUsage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "pool holds {} bytes in {} buffers ({} in use, {} bytes cached in {})",
-            self.bytes_held,
-            self.buffers_in_use + self.buffers_cached,
-            self.buffers_in_use,
-            self.bytes_cached,
-            self.buffers_cached
-        )
-    }
 }
 
 /// A bounded, size-classed, LRU-evicting buffer cache.
@@ -419,26 +388,6 @@ impl<S: Storage> Pool<S> {
     pub fn drain(&mut self) {
         self.draining = true;
         self.clear_cache();
-    }
-
-    /// Current figures.
-    pub fn usage(&self) -> PoolUsage {
-        PoolUsage {
-            bytes_held: self.held,
-            bytes_cached: self.cached,
-            buffers_in_use: self.in_use,
-            buffers_cached: self.cached_count,
-            cached_by_class: self
-                .free
-                .iter()
-                .map(|(&c, q)| (c, q.len() as u64, c * q.len() as u64))
-                .collect(),
-            in_use_by_class: self
-                .in_use_by_size
-                .iter()
-                .map(|(&c, &(n, r))| (c, n, r))
-                .collect(),
-        }
     }
 
     fn never_fits(&self, size: u64) -> Error {

@@ -1,0 +1,87 @@
+//! The learned budget (`retention.rs`) on the loops it has to tell apart, on the CPU stand-in.
+
+use super::*;
+
+/// The default policy on the growing-shapes loop of the browser bench (`[i+1, 1024]` floats, its
+/// square and a 4-byte sum each iteration): the pool stays within a quarter over the largest set of
+/// buffers in use, at every point, and the classes it leaves behind go.
+#[test]
+fn growing_shapes_keep_the_pool_near_the_largest_live_set() {
+    let mut p = pool(2 << 30, 64 << 20);
+    let mut peak_in_use = 0;
+    for i in 0..200u64 {
+        let t = p.acquire((i + 1) * 4096).unwrap();
+        let sq = p.acquire((i + 1) * 4096).unwrap();
+        let s = p.acquire(4).unwrap();
+        peak_in_use = u64::max(peak_in_use, t.size + sq.size + s.size);
+        let u = p.usage();
+        assert!(
+            u.bytes_held * 4 <= peak_in_use * 5,
+            "iteration {i}: {} held, peak in use {peak_in_use}",
+            u.bytes_held
+        );
+        for l in [t, sq, s] {
+            p.release(l);
+        }
+    }
+    // the last class of 800 KiB is 896 KiB: two of them and the 256-byte one, nothing else
+    let u = p.usage();
+    assert_eq!(u.cached_by_class, vec![(256, 1, 256), (917_504, 2, 1_835_008)]);
+    let s = snap(&p);
+    assert_eq!(s.pool_bytes, 1_835_264);
+    assert_eq!(
+        s.pool_evictions,
+        s.pool_misses - 3,
+        "every class left behind went"
+    );
+    // an unbounded cache (MLX's limit at the bound) keeps one buffer per class visited
+    let mut all = pool_limited(2 << 30, 64 << 20, Some(2 << 30));
+    for i in 0..200u64 {
+        let ls = [(i + 1) * 4096, (i + 1) * 4096, 4].map(|b| all.acquire(b).unwrap());
+        ls.into_iter().for_each(|l| all.release(l));
+    }
+    assert!(
+        snap(&all).pool_bytes > 5 * s.pool_bytes,
+        "{}",
+        snap(&all).pool_bytes
+    );
+}
+
+/// A loop cycling through ten sizes: the budget evicts on the first pass (it cannot tell the loop
+/// from growth yet), the second pass comes back to every evicted class and earns it, and from the
+/// third pass on every request is a hit — with no more cached than an unbounded cache holds.
+#[test]
+fn a_cycling_loop_earns_back_what_the_budget_evicted() {
+    let mut p = pool(2 << 30, 64 << 20);
+    let sizes: Vec<u64> = (1..=10).map(|k| k * 4096 + 1000).collect();
+    let pass = |p: &mut Pool<FakeDevice>| {
+        let before = snap(p).pool_misses;
+        for &b in &sizes {
+            let a = p.acquire(b).unwrap();
+            let c = p.acquire(b).unwrap();
+            p.release(a);
+            p.release(c);
+        }
+        snap(p).pool_misses - before
+    };
+    let mut classes: Vec<u64> = sizes.iter().map(|&b| p.rounded(b)).collect();
+    classes.dedup();
+    assert_eq!(classes.len(), 9, "two sizes share the 40 KiB class");
+    assert_eq!(pass(&mut p), 18, "first pass: two buffers of each class are new");
+    assert!(snap(&p).pool_evictions > 0, "the budget evicted on the way");
+    let second = pass(&mut p);
+    assert!(second > 0 && second <= 18, "{second}");
+    let held = snap(&p).pool_bytes;
+    for _ in 0..3 {
+        assert_eq!(pass(&mut p), 0, "every later pass hits");
+    }
+    let s = snap(&p);
+    assert_eq!(s.pool_bytes, held, "and the pool plateaued");
+    // an unbounded cache holds two buffers of each class
+    let bytes: u64 = classes.iter().map(|c| 2 * c).sum();
+    assert!(s.pool_cached_bytes <= bytes, "{} > {bytes}", s.pool_cached_bytes);
+    assert_eq!(
+        s.pool_cached_bytes, 305_152,
+        "best fit serves some sizes from the next class"
+    );
+}

@@ -1,0 +1,58 @@
+//! What a pool holds, for reports and the panel.
+
+use super::{Pool, Storage};
+
+/// Figures of one pool, for reports and the panel.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PoolUsage {
+    /// Bytes held, in use + cached.
+    pub bytes_held: u64,
+    /// Bytes of cached (free) buffers.
+    pub bytes_cached: u64,
+    /// Device buffers in use.
+    pub buffers_in_use: u64,
+    /// Device buffers cached.
+    pub buffers_cached: u64,
+    /// Cached bytes by size class: `(class, buffers, bytes)`, ascending.
+    pub cached_by_class: Vec<(u64, u64, u64)>,
+    /// Buffers in use by size (class, or exact size when oversize): `(size, buffers, requested
+    /// bytes)`, ascending; `size · buffers − requested` is that size's rounding (`pool_padding_bytes`).
+    pub in_use_by_class: Vec<(u64, u64, u64)>,
+}
+
+impl std::fmt::Display for PoolUsage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "pool holds {} bytes in {} buffers ({} in use, {} bytes cached in {})",
+            self.bytes_held,
+            self.buffers_in_use + self.buffers_cached,
+            self.buffers_in_use,
+            self.bytes_cached,
+            self.buffers_cached
+        )
+    }
+}
+
+impl<S: Storage> Pool<S> {
+    /// Current figures.
+    pub fn usage(&self) -> PoolUsage {
+        PoolUsage {
+            bytes_held: self.held,
+            bytes_cached: self.cached,
+            buffers_in_use: self.in_use,
+            buffers_cached: self.cached_count,
+            cached_by_class: self
+                .free
+                .iter()
+                .map(|(&c, q)| (c, q.len() as u64, c * q.len() as u64))
+                .collect(),
+            in_use_by_class: self
+                .in_use_by_size
+                .iter()
+                .map(|(&c, &(n, r))| (c, n, r))
+                .collect(),
+        }
+    }
+}
