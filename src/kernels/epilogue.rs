@@ -109,7 +109,8 @@ impl Epilogue<'_> {
     /// What distinguishes this epilogue's pipeline.
     pub(crate) fn key(&self, offset: usize) -> String {
         let how: Vec<Access> = self.leaves.iter().map(|l| access(l.shape, self.shape)).collect();
-        format!("{offset}:{:?}:{how:?}", self.group.steps)
+        // the binding types follow `in_fours`, which the accesses alone do not decide
+        format!("{offset}:{:?}:{how:?}:{}", self.group.steps, self.in_fours())
     }
 
     /// The parameters appended to the producer's.

@@ -220,7 +220,7 @@ impl<S: Storage> Pool<S> {
             .filter(|_| learned)
             .and_then(|want| self.retention.ghost_for(want));
         let limit = if learned {
-            let extra = ghost.map_or(0, |g| g.1);
+            let extra = ghost.unwrap_or(0);
             self.retention.budget(in_use_after, max_total, extra)
         } else {
             max_total
@@ -259,8 +259,8 @@ impl<S: Storage> Pool<S> {
         self.held += size;
         self.in_use += 1;
         self.note_in_use(size, bytes as i64, 1);
-        if let Some(g) = ghost {
-            self.retention.take_ghost(g, max_total);
+        if learned {
+            self.retention.missed(ghost, max_total);
         }
         self.retention.saw(in_use_after);
         self.ledger.pool_changed(PoolDelta {

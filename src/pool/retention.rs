@@ -11,7 +11,10 @@
 //!   buffers in use are never touched, so the budget never fails a request;
 //! - each class the budget evicted is remembered (a *ghost*, the last [`GHOSTS`] of them). A later
 //!   miss that a ghost would have served shows the loop comes back to that size: its class is added
-//!   to `credit` for good (up to `maxTotalBytes`), so from then on the cache keeps it.
+//!   to `credit` (up to `maxTotalBytes`), so from then on the cache keeps it. A miss no ghost
+//!   explains is growth: the credit decays by an eighth. A loop that has learned its sizes makes no
+//!   misses and keeps its credit; growth that happens to meet an old size now and then (tensors of
+//!   two sizes growing at different rates) does not accumulate it.
 //!
 //! A growing loop never returns to a size it left, so its pool stays within a quarter of its
 //! largest set of buffers in use; a cycling loop misses once more on its second pass and then
@@ -45,22 +48,30 @@ impl Retention {
             .min(max_total)
     }
 
-    /// The ghost a miss for class `want` matches — one whose class is within the best-fit range
-    /// `want..=want + want/2`, the tightest — as `(index, class)`. Changes nothing.
-    pub fn ghost_for(&self, want: u64) -> Option<(usize, u64)> {
+    /// The class of the ghost a miss for class `want` matches — one within the best-fit range
+    /// `want..=want + want/2`, the tightest. Changes nothing.
+    pub fn ghost_for(&self, want: u64) -> Option<u64> {
         self.ghosts
             .iter()
-            .enumerate()
-            .filter(|(_, &c)| c >= want && c <= want + want / 2)
-            .min_by_key(|(_, &c)| c)
-            .map(|(i, &c)| (i, c))
+            .copied()
+            .filter(|&c| c >= want && c <= want + want / 2)
+            .min()
     }
 
-    /// Commits a ghost from [`Retention::ghost_for`] once its miss succeeded: its class becomes
-    /// credit for good.
-    pub fn take_ghost(&mut self, (i, class): (usize, u64), max_total: u64) {
-        self.ghosts.remove(i);
-        self.credit = self.credit.saturating_add(class).min(max_total);
+    /// Commits a successful miss: with the class of the ghost it matched (from
+    /// [`Retention::ghost_for`]), that class becomes credit (and the ghost, if the evictions since
+    /// did not push it out, is consumed); without one, the miss is growth and the credit decays by
+    /// an eighth — a loop that has learned its sizes makes no misses and keeps it.
+    pub fn missed(&mut self, ghost: Option<u64>, max_total: u64) {
+        match ghost {
+            Some(class) => {
+                if let Some(i) = self.ghosts.iter().position(|&c| c == class) {
+                    self.ghosts.remove(i);
+                }
+                self.credit = self.credit.saturating_add(class).min(max_total);
+            }
+            None => self.credit -= self.credit / 8,
+        }
     }
 
     /// Notes `in_use` bytes of buffers in use (a new peak when larger).
@@ -90,17 +101,29 @@ mod tests {
         r.evicted(1024);
         r.evicted(2048);
         assert_eq!(r.ghost_for(512), None, "1024 is more than half again 512");
-        assert_eq!(r.ghost_for(1536), Some((1, 2048)));
-        assert_eq!(r.ghost_for(1024), Some((0, 1024)), "the tightest ghost");
+        assert_eq!(r.ghost_for(1536), Some(2048));
+        assert_eq!(r.ghost_for(1024), Some(1024), "the tightest ghost");
         assert_eq!(r.budget(0, 1 << 20, 1024), 6144);
-        r.take_ghost((0, 1024), 1 << 20);
+        r.missed(Some(1024), 1 << 20);
         assert_eq!(r.budget(0, 1 << 20, 0), 6144);
         assert_eq!(r.ghost_for(1024), None, "a ghost earns credit once");
         assert_eq!(r.budget(0, 4000, 0), 4000, "never above the bound");
+        r.missed(None, 1 << 20);
+        assert_eq!(
+            r.credit,
+            1024 - 128,
+            "a miss no ghost explains: an eighth of the credit goes"
+        );
         for k in 0..GHOSTS as u64 + 1 {
             r.evicted((1 << 12) | (k * 4));
         }
         assert_eq!(r.ghosts.len(), GHOSTS);
         assert_eq!(r.ghost_for(2048), None, "the oldest ghosts are forgotten");
+        r.missed(Some(2048), 1 << 20);
+        assert_eq!(
+            r.credit,
+            1024 - 128 + 2048,
+            "a matched ghost pushed out since still counts"
+        );
     }
 }

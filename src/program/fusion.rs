@@ -77,11 +77,14 @@ fn args(n: &Node) -> &[NodeId] {
 }
 
 /// How a step reads node `a` from outside its group: a single-element constant inline, anything
-/// else as a leaf (added to `leaves` once).
+/// else as a leaf (added to `leaves` once). A float constant that is not finite stays a leaf: WGSL
+/// refuses a constant expression that evaluates to an infinity or NaN.
 fn operand(nodes: &[Node], a: NodeId, leaves: &mut Vec<NodeId>) -> Ref {
     if let Node::Constant { data, dtype, .. } = &nodes[a] {
         if let (1, Ok(word)) = (data.len(), dtype.word_from_f64(data[0])) {
-            return Ref::Const(word);
+            if *dtype != DType::Float32 || f32::from_bits(word).is_finite() {
+                return Ref::Const(word);
+            }
         }
     }
     Ref::Leaf(leaves.iter().position(|l| *l == a).unwrap_or_else(|| {

@@ -379,7 +379,9 @@ fn judge_points(pts: &[Point], warm: usize, iterations: Option<u64>) -> Diagnosi
     // on), less what live tensors took of it (a table built once is live, not retained)
     let later = (a.pool - b.pool) - (a.live - b.live).max(0.0);
     let warm_up_pool = (w.pool - b.pool).max(later);
-    let working = (w.peak - b.live).max(0.0);
+    // the working set: the largest peak seen (a larger input inside the window needs its own
+    // buffers, which are not retention)
+    let working = (w.peak.max(a.peak) - b.live).max(0.0);
     let pool_plateau = warm_up_pool >= POOL_FLOOR && warm_up_pool > 1.5 * working;
 
     let leak = live_t == Trend::Sustained && live.delta > 0.0;

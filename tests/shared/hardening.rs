@@ -163,6 +163,21 @@ pub async fn nan_and_infinity_propagate(s: &Session) {
         y[0].is_nan() && y[1] == f32::INFINITY && y[2] == 0.0 && y[3] == 1.0,
         "relu: {y:?}"
     );
+    // an infinite bound in a fused chain (single-element constants are otherwise written into the
+    // kernel, which WGSL refuses for an infinity): min(max(x · 2, −∞), 5)
+    let mut p = affon::Program::new("infinite bound");
+    let xi = p.input("x", DType::Float32, &[4]).unwrap();
+    let two = p.constant(&[2.0], &[], DType::Float32).unwrap();
+    let doubled = p.mul(xi, two).unwrap();
+    let c = p.clip_by_value(doubled, f64::NEG_INFINITY, 5.0).unwrap();
+    p.output("y", c).unwrap();
+    let exe = s.compile(&p).unwrap();
+    let finite = s.tensor(&[-3.0f32, 1.0, 2.5, f32::NEG_INFINITY], &[4]).unwrap();
+    let out = exe.run(&[("x", &finite)], None).unwrap().remove(0).1;
+    assert_eq!(
+        out.read::<f32>().await.unwrap(),
+        vec![-6.0, 2.0, 5.0, f32::NEG_INFINITY]
+    );
 }
 
 /// Destroying the device: new work fails with `DEVICE_LOST`, telemetry says so, `dispose()` works

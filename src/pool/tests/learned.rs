@@ -85,3 +85,40 @@ fn a_cycling_loop_earns_back_what_the_budget_evicted() {
         "best fit serves some sizes from the next class"
     );
 }
+
+/// Two tensors growing at different rates (`[i, 1024]` floats beside two `[i, 4096]`): the small
+/// one keeps arriving at classes the large ones left (a ghost each time), but each new class of the
+/// large ones is a miss no ghost explains, and the credit decays — the pool stays within 1.4× its
+/// largest buffers in use at every point (without the decay it reached 1.88×).
+#[test]
+fn growth_at_two_rates_does_not_accumulate_credit() {
+    let mut p = pool(2 << 30, 64 << 20);
+    let (mut peak, mut worst) = (0u64, 0f64);
+    for i in 1..400u64 {
+        let ls = [i * 1024, i * 4096, i * 4096].map(|b| p.acquire(b).unwrap());
+        peak = peak.max(ls.iter().map(|l| l.size).sum());
+        ls.into_iter().for_each(|l| p.release(l));
+        worst = worst.max(snap(&p).pool_bytes as f64 / peak as f64);
+    }
+    assert!(worst < 1.4, "held / largest in use reached {worst:.2}");
+}
+
+/// The growing loop run again from the start is a cycle: its second pass comes back to every class
+/// the first evicted and earns it back; from the third on nothing misses.
+#[test]
+fn a_growing_loop_run_again_is_learned_as_a_cycle() {
+    let mut p = pool(2 << 30, 64 << 20);
+    let pass = |p: &mut Pool<FakeDevice>| {
+        let before = snap(p).pool_misses;
+        for i in 0..200u64 {
+            let ls = [(i + 1) * 4096, (i + 1) * 4096, 4].map(|b| p.acquire(b).unwrap());
+            ls.into_iter().for_each(|l| p.release(l));
+        }
+        snap(p).pool_misses - before
+    };
+    assert_eq!(pass(&mut p), 55);
+    assert_eq!(snap(&p).pool_bytes, 1_835_264);
+    assert_eq!(pass(&mut p), 48, "the second pass earns the classes back");
+    assert_eq!(pass(&mut p), 0);
+    assert_eq!(snap(&p).pool_bytes, 8_519_936);
+}
