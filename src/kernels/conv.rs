@@ -105,13 +105,13 @@ fn record_window(
     threads: u64,
     epi: Option<&Epilogue>,
 ) -> Result<()> {
-    let (prelude, key, extra, extra_inputs) = producer_parts(epi, "f32", params.len());
-    params.extend(extra);
-    let p = ctx
-        .cache
-        .pipeline(ctx.device, kernel, &key, || format!("{prelude}{source}"));
+    let parts = producer_parts(epi, "f32", params.len());
+    params.extend(&parts.params);
+    let p = ctx.cache.pipeline(ctx.device, kernel, &parts.key, || {
+        format!("{}{source}", parts.prelude())
+    });
     let mut inputs = inputs.to_vec();
-    inputs.extend(extra_inputs);
+    inputs.extend(&parts.inputs);
     let groups = grid(threads.div_ceil(WORKGROUP as u64));
     dispatch(ctx, enc, &p, (out.buffer, out.len()), &params, &inputs, groups);
     Ok(())

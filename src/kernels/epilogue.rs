@@ -49,11 +49,12 @@ impl Epilogue<'_> {
             .collect()
     }
 
-    /// Whether every leaf lines up in fours with the output (see the module docs): a leaf of the
-    /// output's shape is bound as vec4s only when its length is a multiple of 4.
-    fn in_fours(&self) -> bool {
+    /// Whether every leaf (as [`Epilogue::loaded`] reads them) lines up in fours with the output
+    /// (see the module docs): a leaf of the output's shape is bound as vec4s only when its length is
+    /// a multiple of 4.
+    fn in_fours(&self, loaded: &[(usize, Access)]) -> bool {
         let whole = self.shape.iter().product::<usize>().is_multiple_of(4);
-        self.loaded().iter().all(|(_, a)| match a {
+        loaded.iter().all(|(_, a)| match a {
             Access::Same => whole,
             Access::One => true,
             Access::Row(n) => n % 4 == 0,
@@ -69,7 +70,7 @@ impl Epilogue<'_> {
         let (functions, index, body) = chain(self.group, t, &loaded, "EP + 1u");
         let last = format!("s{}", self.group.steps.len() - 1);
         let head = format!("const EP: u32 = {offset}u;\n");
-        if !self.in_fours() {
+        if !self.in_fours(&loaded) {
             return format!(
                 "{head}{}{functions}\nfn store(i: u32, v: T) {{\n    let rank = params[EP];\n    {index}    {body}out[i] = bitcast<u32>({last});\n}}\n{STORE4_BY_ELEMENT}",
                 bindings(self.arity..self.arity + self.leaves.len()),
@@ -108,9 +109,14 @@ impl Epilogue<'_> {
 
     /// What distinguishes this epilogue's pipeline.
     pub(crate) fn key(&self, offset: usize) -> String {
-        let how: Vec<Access> = self.leaves.iter().map(|l| access(l.shape, self.shape)).collect();
+        let loaded = self.loaded();
+        let how: Vec<Access> = loaded.iter().map(|&(_, a)| a).collect();
         // the binding types follow `in_fours`, which the accesses alone do not decide
-        format!("{offset}:{:?}:{how:?}:{}", self.group.steps, self.in_fours())
+        format!(
+            "{offset}:{:?}:{how:?}:{}",
+            self.group.steps,
+            self.in_fours(&loaded)
+        )
     }
 
     /// The parameters appended to the producer's.
@@ -127,24 +133,48 @@ impl Epilogue<'_> {
     }
 }
 
-/// The prelude and key of a producer's pipeline, and the parameters and inputs its epilogue adds.
+/// What a producer's pipeline takes from its epilogue (or the plain stores).
+pub(crate) struct ProducerParts<'a> {
+    epi: Option<&'a Epilogue<'a>>,
+    t: &'a str,
+    offset: usize,
+    /// What distinguishes the pipeline.
+    pub key: String,
+    /// The parameters appended to the producer's.
+    pub params: Vec<u32>,
+    /// The extra input buffers.
+    pub inputs: Vec<(&'a wgpu::Buffer, u64)>,
+}
+
+impl ProducerParts<'_> {
+    /// The WGSL prepended to the producer's source: `alias T`, the leaf bindings and the stores.
+    /// Built only when the pipeline is (on a cache miss), not on every dispatch.
+    pub(crate) fn prelude(&self) -> String {
+        let t = self.t;
+        match self.epi {
+            None => format!("alias T = {t};\n{PLAIN_STORE}"),
+            Some(e) => format!("alias T = {t};\n{}", e.source(t, self.offset)),
+        }
+    }
+}
+
+/// The key, parameters and inputs of a producer's pipeline whose own parameters take `offset` words;
+/// its prelude on demand.
 pub(crate) fn producer_parts<'a>(
     epi: Option<&'a Epilogue<'a>>,
-    t: &str,
+    t: &'a str,
     offset: usize,
-) -> (String, String, Vec<u32>, Vec<(&'a wgpu::Buffer, u64)>) {
-    match epi {
-        None => (
-            format!("alias T = {t};\n{PLAIN_STORE}"),
-            t.to_string(),
-            vec![],
-            vec![],
-        ),
-        Some(e) => (
-            format!("alias T = {t};\n{}", e.source(t, offset)),
-            format!("{t}:{}", e.key(offset)),
-            e.params(),
-            e.inputs().collect(),
-        ),
+) -> ProducerParts<'a> {
+    let (key, params, inputs) = match epi {
+        None => (t.to_string(), vec![], vec![]),
+        Some(e) => (format!("{t}:{}", e.key(offset)), e.params(), e.inputs().collect()),
+    };
+    ProducerParts {
+        epi,
+        t,
+        offset,
+        key,
+        params,
+        inputs,
     }
 }

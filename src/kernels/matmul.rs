@@ -131,44 +131,43 @@ pub(crate) fn matmul_with(
         }));
     }
     let t = wgsl_type(a.dtype);
-    // CPU adapters: no workgroup memory (`matmul_cpu.wgsl`), 32×64 tiles, specialised by layout
-    let (kernel, source, tile, form) = if ctx.cpu_adapter {
-        let (vec_a, vec_b) = (!ta && k.is_multiple_of(4), !tb && n.is_multiple_of(4));
-        // edges that cannot occur are not tested for: rows come in fours, columns in eights, k in fours
+    // CPU adapters: no workgroup memory (`matmul_cpu.wgsl`), 32×64 tiles, specialised by layout:
+    // vec4 reads of A and B, and edges that cannot occur not tested for (rows come in fours, columns
+    // in eights, k in fours)
+    let cpu_form = ctx.cpu_adapter.then(|| {
+        let vec = (!ta && k.is_multiple_of(4), !tb && n.is_multiple_of(4));
         let full = (m.is_multiple_of(4), n.is_multiple_of(8), k.is_multiple_of(4));
-        let load_a = if vec_a { LOAD_A4_VEC } else { LOAD_A4_SCALAR };
-        let load_b = if vec_b { LOAD_B4_VEC } else { LOAD_B4_SCALAR };
-        let body = MATMUL_CPU.replace("//{{STEPS}}", &cpu_steps(vec_a && vec_b));
-        let consts = format!(
-            "const FULL_M: bool = {};\nconst FULL_N: bool = {};\nconst FULL_K: bool = {};\n",
-            full.0, full.1, full.2
-        );
-        let form = format!("{vec_a}{vec_b}{full:?}");
-        (
-            "matmul_cpu",
-            format!("{consts}{load_a}{load_b}{body}"),
-            (64, 32),
-            form,
-        )
-    } else if n.div_ceil(TILE) * m.div_ceil(TILE) * batch.max(1) >= MIN_LARGE_GROUPS {
-        ("matmul", MATMUL.to_string(), (TILE, TILE), String::new())
-    } else {
-        (
-            "matmul_small",
-            MATMUL_SMALL.to_string(),
-            (SMALL_TILE, SMALL_TILE),
-            String::new(),
-        )
+        (vec, full)
+    });
+    let large = n.div_ceil(TILE) * m.div_ceil(TILE) * batch.max(1) >= MIN_LARGE_GROUPS;
+    let (kernel, tile, form) = match cpu_form {
+        Some((vec, full)) => ("matmul_cpu", (64, 32), format!("{}{}{full:?}", vec.0, vec.1)),
+        None if large => ("matmul", (TILE, TILE), String::new()),
+        None => ("matmul_small", (SMALL_TILE, SMALL_TILE), String::new()),
     };
-    let (prelude, key, extra, extra_inputs) = producer_parts(epi, t, params.len());
-    params.extend(extra);
-    let key = format!("{key}|{ta}{tb}{form}");
-    let consts = format!("const TRANS_A: bool = {ta};\nconst TRANS_B: bool = {tb};\n");
+    // the kernel's source, built only when its pipeline is
+    let source = || match cpu_form {
+        Some(((vec_a, vec_b), full)) => {
+            let load_a = if vec_a { LOAD_A4_VEC } else { LOAD_A4_SCALAR };
+            let load_b = if vec_b { LOAD_B4_VEC } else { LOAD_B4_SCALAR };
+            let body = MATMUL_CPU.replace("//{{STEPS}}", &cpu_steps(vec_a && vec_b));
+            format!(
+                "const FULL_M: bool = {};\nconst FULL_N: bool = {};\nconst FULL_K: bool = {};\n{load_a}{load_b}{body}",
+                full.0, full.1, full.2
+            )
+        }
+        None if large => MATMUL.to_string(),
+        None => MATMUL_SMALL.to_string(),
+    };
+    let parts = producer_parts(epi, t, params.len());
+    params.extend(&parts.params);
+    let key = format!("{}|{ta}{tb}{form}", parts.key);
     let p = ctx.cache.pipeline(ctx.device, kernel, &key, || {
-        format!("{prelude}{consts}{MATMUL_BATCH}{source}")
+        let consts = format!("const TRANS_A: bool = {ta};\nconst TRANS_B: bool = {tb};\n");
+        format!("{}{consts}{MATMUL_BATCH}{}", parts.prelude(), source())
     });
     let mut inputs = vec![(a.buffer, a.len()), (b.buffer, b.len())];
-    inputs.extend(extra_inputs);
+    inputs.extend(&parts.inputs);
     let groups = [n.div_ceil(tile.0), m.div_ceil(tile.1), batch.max(1)];
     // Each dimension may exceed WebGPU's 65535 workgroups: record one dispatch per chunk.
     let chunks = |d: usize| (0..groups[d]).step_by(MAX_GROUPS_PER_DIM as usize);
