@@ -168,16 +168,17 @@ pub(super) fn reduce_from(
         Some(alloc) if wanted > 1 => Some(alloc(out_len * wanted * crate::ops::PART_THREADS)?),
         _ => None,
     };
-    // what every pass needs, then what the passes reading the source need
-    let head = format!(
-        "alias T = {t};\nconst MEAN: bool = {mean};\nfn combine(x: T, y: T) -> T {{ return {combine}; }}\n"
-    );
-    let prelude = format!("{head}const CONTIG: bool = {contig};\n{load}{REDUCE_INDEX}");
+    // what every pass needs, then what the passes reading the source need (built only when a
+    // pipeline is)
+    let head = || {
+        format!("alias T = {t};\nconst MEAN: bool = {mean};\nfn combine(x: T, y: T) -> T {{ return {combine}; }}\n")
+    };
+    let prelude = || format!("{}const CONTIG: bool = {contig};\n{load}{REDUCE_INDEX}", head());
     let fallback4 = if v4 { "" } else { FALLBACK_LOAD4 };
     let flat = |serial: bool, parts: u64| {
         let key = format!("{op:?}:{t}:{contig}:{v4}:{serial}:{parts}:{load_key}");
         ctx.cache.pipeline(ctx.device, "reduce_flat", &key, || {
-            format!("{prelude}{fallback4}const V4: bool = {v4};\nconst SERIAL: bool = {serial};\nconst PARTS: u32 = {parts}u;\n{REDUCE_FLAT}")
+            format!("{}{fallback4}const V4: bool = {v4};\nconst SERIAL: bool = {serial};\nconst PARTS: u32 = {parts}u;\n{REDUCE_FLAT}", prelude())
         })
     };
     let Some(scratch) = scratch else {
@@ -188,7 +189,10 @@ pub(super) fn reduce_from(
             let wg = if count >= LONG { 256 } else { 64 };
             let key = format!("{op:?}:{t}:{wg}:{contig}:{v4}:{load_key}");
             let p = ctx.cache.pipeline(ctx.device, "reduce", &key, || {
-                format!("{prelude}{fallback4}const WG: u32 = {wg}u;\nconst V4: bool = {v4};\n{REDUCE}")
+                format!(
+                    "{}{fallback4}const WG: u32 = {wg}u;\nconst V4: bool = {v4};\n{REDUCE}",
+                    prelude()
+                )
             });
             (p, out_len)
         };
@@ -209,7 +213,7 @@ pub(super) fn reduce_from(
     let p2 = ctx
         .cache
         .pipeline(ctx.device, "reduce_parts", &format!("{op:?}:{t}"), || {
-            format!("{head}{REDUCE_PARTS}")
+            format!("{}{REDUCE_PARTS}", head())
         });
     let params2 = [
         out_len as u32,
