@@ -134,7 +134,7 @@ pub(crate) fn runtime_memory() -> Vec<(&'static str, u64)> {
 }
 
 /// How old a JS heap reading may be before `metrics()` takes a new one. With precise memory info
-/// (`--enable-precise-memory-info`) Chromium measures the heap on every read (≈ 18 µs here), which
+/// (`--enable-precise-memory-info`) Chromium measures the heap on every read, which
 /// would dominate a `metrics()` call; without it the figure is bucketed and updated rarely anyway.
 #[cfg(target_arch = "wasm32")]
 pub(crate) const JS_HEAP_MAX_AGE_MS: f64 = 1.0;
