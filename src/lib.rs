@@ -34,6 +34,7 @@ pub mod dtype;
 pub mod error;
 pub mod executable;
 mod forgotten;
+mod idle;
 mod kernels;
 pub mod ops;
 mod platform;

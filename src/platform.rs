@@ -30,11 +30,27 @@ pub(crate) fn now_ms() -> f64 {
     web::affon_now()
 }
 
+/// Calls `f` once, `ms` milliseconds from now, on a thread of its own.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn after_ms(ms: u32, f: impl FnOnce() + Send + 'static) {
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(ms.into()));
+        f();
+    });
+}
+
+/// Calls `f` once, `ms` milliseconds from now, from the event loop (`setTimeout`).
+#[cfg(target_arch = "wasm32")]
+pub(crate) fn after_ms(ms: u32, f: impl FnOnce() + 'static) {
+    web::affon_after(ms, &wasm_bindgen::closure::Closure::once_into_js(f));
+}
+
 /// The browser's readings, each one call across the boundary (no property lookups by name from
 /// Rust, which cost a string conversion each).
 #[cfg(target_arch = "wasm32")]
 mod web {
     #[wasm_bindgen::prelude::wasm_bindgen(inline_js = r#"
+export function affon_after(ms, f) { setTimeout(f, ms); }
 export function affon_now() { return globalThis.performance ? performance.now() : Date.now(); }
 let heapAt = -Infinity, heap = -1;
 export function affon_js_heap(maxAgeMs) {
@@ -47,6 +63,7 @@ export function affon_wasm_bytes(m) { if (m !== undefined) memory = m; return me
 "#)]
     extern "C" {
         pub fn affon_now() -> f64;
+        pub fn affon_after(ms: u32, f: &wasm_bindgen::JsValue);
         /// `performance.memory.usedJSHeapSize` (Chromium), or -1; a reading younger than
         /// `max_age_ms` is reused.
         pub fn affon_js_heap(max_age_ms: f64) -> f64;

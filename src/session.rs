@@ -94,6 +94,10 @@ pub(crate) struct SessionShared {
     pub(crate) forgotten: Arc<ForgottenStore>,
     /// Run the kernels' CPU-adapter forms (see [`Kernels`]).
     cpu_kernels: bool,
+    /// This session, weakly (for the idle timer).
+    pub(crate) me: crate::platform::WeakShared<SessionShared>,
+    /// Activity and the idle timer (see `idle.rs`).
+    pub(crate) idle: crate::idle::Idle,
 }
 
 impl Drop for SessionShared {
@@ -170,6 +174,17 @@ impl SessionShared {
         }
         self.owners.remove(id);
         self.pool().release(lease);
+        self.idle.touch();
+        crate::idle::arm(self);
+    }
+
+    /// The idle timer found the session quiet for a whole period: the pool's cache (default
+    /// policy) and the kept staging buffers go back to the device. Returns the bytes released.
+    pub(crate) fn trim_idle(&self) -> u64 {
+        // as an acquire: never between a run's release of an intermediate and its submission
+        let _submission = self.submission();
+        let pool = self.pool().trim_idle();
+        pool + self.gpu.staging.clear(&self.ledger)
     }
 
     /// Takes storage from the pool and records its owner; on `OUT_OF_MEMORY` the error carries the
@@ -181,6 +196,7 @@ impl SessionShared {
         at_least: u64,
         origin: &str,
     ) -> Result<Lease<wgpu::Buffer>> {
+        self.idle.touch();
         let result = self.pool().acquire_at_least(bytes, at_least); // the guard is dropped here: forensics lock it again
         let lease = result.map_err(|e| self.with_forensics(e))?;
         let stack = if self.capture_stacks {
@@ -275,6 +291,7 @@ pub(crate) fn constant_in(
 /// submits the batch when it is full; in the browser a batch left pending is submitted as soon as
 /// the calling task yields, so the device never idles waiting for a readback.
 pub(crate) fn commit(s: &Shared<SessionShared>, c: crate::commands::Commands) {
+    s.idle.touch();
     for _ in 0..c.dispatches() {
         s.ledger.dispatched();
     }
@@ -360,12 +377,13 @@ impl Session {
         });
         gpu.staging.set_pool_bound(config.max_total_bytes);
         let gpu_is_cpu = gpu.identity.device_type == "cpu";
+        let idle_trim_ms = config.idle_trim_ms;
         let pool = Pool::new(DeviceStorage::new(&gpu), config, ledger.clone());
         let kernels = KernelCache::new(ledger.clone());
         let forgotten = Arc::new(ForgottenStore::default());
         crate::telemetry::register_session(&ledger, &owners, &info, &forgotten, gpu.lost_flag());
         Ok(Session {
-            shared: Shared::new(SessionShared {
+            shared: Shared::new_cyclic(|me| SessionShared {
                 id,
                 label,
                 gpu,
@@ -387,6 +405,8 @@ impl Session {
                     Kernels::Gpu => false,
                     Kernels::Cpu => true,
                 },
+                me: me.clone(),
+                idle: crate::idle::Idle::new(idle_trim_ms),
             }),
             dispose_on_drop: true,
         })
@@ -507,6 +527,7 @@ impl Session {
         self.shared.check_open()?;
         let start = crate::platform::now_ms();
         self.shared.flush();
+        let _busy = self.shared.idle.busy();
         self.shared.gpu.sync().await?;
         self.shared.ledger.count(Exec::Sync);
         if crate::trace::enabled() {

@@ -188,10 +188,12 @@ impl Tensor {
         let buffer = self.buffer()?.clone();
         let s = &self.core.session;
         let start = crate::platform::now_ms();
+        let _busy = s.idle.busy();
         let r = s
             .gpu
             .read_with(&buffer, self.core.byte_length, &s.ledger, f)
             .await?;
+        crate::idle::arm(s); // the staging buffer kept for the next readback
         s.ledger.count(Exec::Submit); // the pending batch and the copy to the staging buffer
         s.ledger.count(Exec::Download(self.core.byte_length));
         s.ledger.count(Exec::Sync);

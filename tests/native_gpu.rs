@@ -115,6 +115,16 @@ fn staging_respects_the_bound() {
 }
 
 #[test]
+fn an_idle_session_gives_its_cache_back() {
+    block_on(common::idle::an_idle_session_gives_its_cache_back());
+}
+
+#[test]
+fn busy_or_off_sessions_keep_their_cache() {
+    block_on(common::idle::busy_or_off_sessions_keep_their_cache());
+}
+
+#[test]
 fn eager_work_is_batched() {
     block_on(common::batch::eager_work_is_batched(&session(None)));
 }

@@ -130,6 +130,16 @@ export async function jsErrors(session, ledger) {
   out.unknownOption = await acode(() => session.constructor.create({ pol: {} }));
   out.badClasses = await acode(() => session.constructor.create({ pool: { sizeClasses: 3 } }));
   out.badCacheLimit = await acode(() => session.constructor.create({ pool: { cacheLimitBytes: 1.5 } }));
+  const badIdle = [];
+  for (const idleTrimMs of [-1, 1.5, 'soon', NaN, 2 ** 31]) {
+    badIdle.push(await acode(() => session.constructor.create({ pool: { idleTrimMs } })));
+  }
+  out.badIdleTrim = badIdle.join(' ');
+  {
+    using idle = await session.constructor.create({ pool: { idleTrimMs: 500 } });
+    using off = await session.constructor.create({ pool: { idleTrimMs: 0 } });
+    out.idleTrim = `${session.poolConfig.idleTrimMs} ${idle.poolConfig.idleTrimMs} ${off.poolConfig.idleTrimMs}`;
+  }
   {
     // cacheLimitBytes: 1024 keeps one 1 KiB buffer cached; the least recently released goes
     using limited = await session.constructor.create({ pool: { cacheLimitBytes: 1024 } });
@@ -202,6 +212,8 @@ async fn js_errors_carry_stable_codes() {
         ("unknownOption", "AffonError:INVALID_ARGUMENT"),
         ("badClasses", "AffonError:INVALID_ARGUMENT"),
         ("badCacheLimit", "AffonError:INVALID_ARGUMENT"),
+        ("badIdleTrim", &["AffonError:INVALID_ARGUMENT"; 5].join(" ")),
+        ("idleTrim", "10000 500 0"),
         ("cacheLimit", "1024 1024 1024 1"),
         ("sessionDisposed", "AffonError:SESSION_DISPOSED"),
         ("arrayType", "Int32Array"),
@@ -282,6 +294,16 @@ async fn staging_respects_the_bound() {
 #[wasm_bindgen_test]
 async fn readbacks_reuse_counted_staging() {
     common::batch::readbacks_reuse_counted_staging(session().await).await;
+}
+
+#[wasm_bindgen_test]
+async fn an_idle_session_gives_its_cache_back() {
+    common::idle::an_idle_session_gives_its_cache_back().await;
+}
+
+#[wasm_bindgen_test]
+async fn busy_or_off_sessions_keep_their_cache() {
+    common::idle::busy_or_off_sessions_keep_their_cache().await;
 }
 
 #[wasm_bindgen_test]

@@ -63,6 +63,7 @@ struct PoolArg {
     cache_limit_bytes: Option<f64>,
     oversize_threshold_bytes: Option<f64>,
     size_classes: Option<ClassesArg>,
+    idle_trim_ms: Option<f64>,
 }
 
 #[derive(serde::Deserialize)]
@@ -103,6 +104,7 @@ fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
                 "cacheLimitBytes",
                 "oversizeThresholdBytes",
                 "sizeClasses",
+                "idleTrimMs",
             ],
             "options.pool",
         )?;
@@ -132,6 +134,14 @@ fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
             cache_limit_bytes: byte_option("cacheLimitBytes", p.cache_limit_bytes)?,
             oversize_threshold_bytes: byte_option("oversizeThresholdBytes", p.oversize_threshold_bytes)?,
             size_classes,
+            idle_trim_ms: match p.idle_trim_ms {
+                Some(ms) if !(ms.is_finite() && ms.fract() == 0.0 && ms >= 0.0) => {
+                    return Err(invalid_arg!(
+                        "pool.idleTrimMs must be a non-negative whole number of milliseconds, got {ms}"
+                    ))
+                }
+                ms => ms.map(|ms| ms.min(u64::MAX as f64) as u64),
+            },
         },
         label: o.label,
         capture_stacks: o.capture_stacks.unwrap_or(false),
@@ -265,7 +275,7 @@ impl JsSession {
 #[wasm_bindgen(js_class = Session)]
 impl JsSession {
     /// Acquires an adapter and device. `options`: `{ pool?: { maxTotalBytes?,
-    /// oversizeThresholdBytes?, sizeClasses? }, label?, captureStacks? }`.
+    /// oversizeThresholdBytes?, sizeClasses?, idleTrimMs? }, label?, captureStacks? }`.
     pub async fn create(
         #[wasm_bindgen(unchecked_optional_param_type = "SessionOptions")] options: JsValue,
     ) -> JsResult<JsSession> {

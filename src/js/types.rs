@@ -37,6 +37,8 @@ export interface PoolOptions {
   cacheLimitBytes?: number;
   /** Requests above this are exact-size and not cached (default 64 MiB). */
   oversizeThresholdBytes?: number;
+  /** After this many milliseconds without an op, a tensor created or disposed, a readback or a `sync()`, the cached buffers and kept readback buffers go back to the device (default 10000; 0: never). */
+  idleTrimMs?: number;
   /** Steps per power of two (1, 2, 4, …, 64; default 4) or an ascending list of class sizes. */
   sizeClasses?: number | number[];
 }
@@ -67,7 +69,7 @@ export interface AdapterIdentity {
   backend: string; name: string; vendor: string; architecture: string; deviceType: string; driver: string;
   maxBufferSize: number; maxStorageBufferBindingSize: number;
 }
-export interface PoolConfig { maxTotalBytes: number; cacheLimitBytes: number | null; oversizeThresholdBytes: number; sizeClasses: string | number[] }
+export interface PoolConfig { maxTotalBytes: number; cacheLimitBytes: number | null; oversizeThresholdBytes: number; sizeClasses: string | number[]; idleTrimMs: number }
 /** One live storage (`telemetry.storages()`): the memory panel's per-storage timeline draws these. */
 export interface StorageInfo {
   id: number; session: string; origin: string; bytes: number; iteration: number; forgotten: boolean; stack?: string;

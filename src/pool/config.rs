@@ -9,6 +9,11 @@ pub const DEFAULT_MAX_TOTAL_BYTES: u64 = 2 << 30;
 /// Default size above which requests are exact-size and not cached: 64 MiB.
 pub const DEFAULT_OVERSIZE_THRESHOLD_BYTES: u64 = 64 << 20;
 
+/// Default idle time after which a session's cached buffers go back to the device: 10 s.
+pub const DEFAULT_IDLE_TRIM_MS: u64 = 10_000;
+/// The longest idle time accepted (`setTimeout`'s limit, 2^31 − 1 ms, about 24.8 days).
+pub const MAX_IDLE_TRIM_MS: u64 = (1 << 31) - 1;
+
 /// The variables read at session creation, each with the seed's Metal spelling as an alias.
 pub const ENV_MAX_TOTAL: [&str; 2] = ["AFFON_POOL_MAX_TOTAL_BYTES", "AFFON_METAL_POOL_MAX_TOTAL_BYTES"];
 /// See [`ENV_MAX_TOTAL`].
@@ -21,6 +26,8 @@ pub const ENV_CACHE_LIMIT: [&str; 2] = [
     "AFFON_POOL_CACHE_LIMIT_BYTES",
     "AFFON_METAL_POOL_CACHE_LIMIT_BYTES",
 ];
+/// See [`ENV_MAX_TOTAL`] (milliseconds, a plain integer).
+pub const ENV_IDLE_TRIM: [&str; 2] = ["AFFON_POOL_IDLE_TRIM_MS", "AFFON_METAL_POOL_IDLE_TRIM_MS"];
 /// See [`ENV_MAX_TOTAL`].
 pub const ENV_SIZE_CLASSES: [&str; 2] = ["AFFON_POOL_SIZE_CLASSES", "AFFON_METAL_POOL_SIZE_CLASSES"];
 
@@ -36,6 +43,9 @@ pub struct PoolOptions {
     pub oversize_threshold_bytes: Option<u64>,
     /// Rounding policy.
     pub size_classes: Option<SizeClasses>,
+    /// After this many milliseconds without activity the cached buffers go back to the device
+    /// (`0`: never; default [`DEFAULT_IDLE_TRIM_MS`]).
+    pub idle_trim_ms: Option<u64>,
 }
 
 /// The resolved configuration of one pool.
@@ -51,6 +61,8 @@ pub struct PoolConfig {
     /// Rounding policy.
     #[serde(serialize_with = "ser_classes")]
     pub size_classes: SizeClasses,
+    /// Idle milliseconds after which the cache is trimmed (`0`: never).
+    pub idle_trim_ms: u64,
 }
 
 fn ser_classes<S: serde::Serializer>(c: &SizeClasses, s: S) -> Result<S::Ok, S::Error> {
@@ -67,6 +79,7 @@ impl Default for PoolConfig {
             cache_limit_bytes: None,
             oversize_threshold_bytes: DEFAULT_OVERSIZE_THRESHOLD_BYTES,
             size_classes: SizeClasses::default(),
+            idle_trim_ms: DEFAULT_IDLE_TRIM_MS,
         }
     }
 }
@@ -125,6 +138,12 @@ impl PoolConfig {
         if let Some((n, v)) = lookup(env, ENV_SIZE_CLASSES)? {
             c.size_classes = SizeClasses::parse(&v).map_err(|e| named(n, e))?;
         }
+        if let Some((n, v)) = lookup(env, ENV_IDLE_TRIM)? {
+            c.idle_trim_ms = v
+                .trim()
+                .parse()
+                .map_err(|_| invalid_arg!("{n}: '{v}' is not a whole number of milliseconds"))?;
+        }
         if let Some(v) = opts.max_total_bytes {
             c.max_total_bytes = v;
         }
@@ -136,6 +155,15 @@ impl PoolConfig {
         }
         if let Some(v) = &opts.size_classes {
             c.size_classes = v.clone();
+        }
+        if let Some(v) = opts.idle_trim_ms {
+            c.idle_trim_ms = v;
+        }
+        if c.idle_trim_ms > MAX_IDLE_TRIM_MS {
+            return Err(invalid_arg!(
+                "pool.idleTrimMs must be at most {MAX_IDLE_TRIM_MS} (0 never trims), got {}",
+                c.idle_trim_ms
+            ));
         }
         if c.max_total_bytes < super::size_class::MIN_CLASS_BYTES {
             return Err(invalid_arg!(
@@ -215,6 +243,23 @@ mod tests {
     }
 
     #[test]
+    fn the_idle_trim_comes_from_options_or_the_environment() {
+        assert_eq!(PoolConfig::default().idle_trim_ms, 10_000);
+        let env = env_of(&[("AFFON_METAL_POOL_IDLE_TRIM_MS", "0")]);
+        assert_eq!(
+            PoolConfig::resolve(&PoolOptions::default(), &env)
+                .unwrap()
+                .idle_trim_ms,
+            0
+        );
+        let o = PoolOptions {
+            idle_trim_ms: Some(250),
+            ..Default::default()
+        };
+        assert_eq!(PoolConfig::resolve(&o, &env).unwrap().idle_trim_ms, 250);
+    }
+
+    #[test]
     fn malformed_values_are_errors() {
         for env in [
             env_of(&[("AFFON_POOL_MAX_TOTAL_BYTES", "lots")]),
@@ -226,6 +271,13 @@ mod tests {
                 ("AFFON_METAL_POOL_MAX_TOTAL_BYTES", "2M"),
             ]),
             env_of(&[("AFFON_POOL_MAX_TOTAL_BYTES", "99999999999999999999")]),
+        ] {
+            let e = PoolConfig::resolve(&PoolOptions::default(), &env).unwrap_err();
+            assert_eq!(e.code(), "INVALID_ARGUMENT");
+        }
+        for env in [
+            env_of(&[("AFFON_POOL_IDLE_TRIM_MS", "soon")]),
+            env_of(&[("AFFON_POOL_IDLE_TRIM_MS", "2147483648")]),
         ] {
             let e = PoolConfig::resolve(&PoolOptions::default(), &env).unwrap_err();
             assert_eq!(e.code(), "INVALID_ARGUMENT");

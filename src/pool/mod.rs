@@ -16,7 +16,9 @@
 //!   largest set of buffers in use at once, plus the sizes loops came back to), applied at misses;
 //! - a request above the oversize threshold (or above the largest explicit class) is exact-size,
 //!   counted in `oversize_allocations`, and destroyed on release instead of cached;
-//! - [`Pool::clear_cache`] destroys every cached buffer.
+//! - [`Pool::clear_cache`] destroys every cached buffer; [`Pool::trim_idle`] does the same when
+//!   the session has gone idle for `idle_trim_ms` (the timer is the session's, see `idle.rs`),
+//!   counted as evictions.
 //!
 //! Every acquire/release updates the session's [`Ledger`] (and through it the process ledger):
 //! storage bytes (the requested `byteLength`) and pool bytes (the buffer size).
@@ -260,7 +262,7 @@ impl<S: Storage> Pool<S> {
         self.in_use += 1;
         self.note_in_use(size, bytes as i64, 1);
         if learned {
-            self.retention.missed(ghost, max_total);
+            self.retention.missed(ghost, size, max_total);
         }
         self.retention.saw(in_use_after);
         self.ledger.pool_changed(PoolDelta {
@@ -380,6 +382,18 @@ impl<S: Storage> Pool<S> {
             buffers: -(count as i64),
             ..Default::default()
         });
+        bytes
+    }
+
+    /// The session has been idle (no acquire, release, op or readback) for `idle_trim_ms`: the
+    /// cache is destroyed, counted as evictions, and its bytes returned. What the learned budget
+    /// knows (the largest set in use, the credit) is kept, and no ghosts are left: the misses after
+    /// an idle time are the price of having given the memory back, not a loop the budget failed
+    /// to fit.
+    pub fn trim_idle(&mut self) -> u64 {
+        let bytes = self.cached;
+        self.trim_to(0);
+        self.retention.trimmed(bytes);
         bytes
     }
 

@@ -16,6 +16,9 @@
 //!   misses and keeps its credit; growth that happens to meet an old size now and then (tensors of
 //!   two sizes growing at different rates) does not accumulate it.
 //!
+//! An idle trim (`Pool::trim_idle`) destroys the cache but keeps this state, and the misses that
+//! make its bytes anew are not growth: up to the trimmed bytes, they leave the credit alone.
+//!
 //! A growing loop never returns to a size it left, so its pool stays within a quarter of its
 //! largest set of buffers in use; a cycling loop misses once more on its second pass and then
 //! keeps everything it reuses, as an unbounded cache would. Setting `cacheLimitBytes` replaces this
@@ -35,6 +38,8 @@ pub struct Retention {
     credit: u64,
     /// Classes the budget evicted, oldest first.
     ghosts: VecDeque<u64>,
+    /// Bytes an idle trim gave back that misses have not yet made anew.
+    refill: u64,
 }
 
 impl Retention {
@@ -61,8 +66,9 @@ impl Retention {
     /// Commits a successful miss: with the class of the ghost it matched (from
     /// [`Retention::ghost_for`]), that class becomes credit (and the ghost, if the evictions since
     /// did not push it out, is consumed); without one, the miss is growth and the credit decays by
-    /// an eighth — a loop that has learned its sizes makes no misses and keeps it.
-    pub fn missed(&mut self, ghost: Option<u64>, max_total: u64) {
+    /// an eighth — a loop that has learned its sizes makes no misses and keeps it — unless it
+    /// makes anew (`size` bytes of) what an idle trim gave back.
+    pub fn missed(&mut self, ghost: Option<u64>, size: u64, max_total: u64) {
         match ghost {
             Some(class) => {
                 if let Some(i) = self.ghosts.iter().position(|&c| c == class) {
@@ -70,8 +76,14 @@ impl Retention {
                 }
                 self.credit = self.credit.saturating_add(class).min(max_total);
             }
+            None if self.refill > 0 => self.refill = self.refill.saturating_sub(size),
             None => self.credit -= self.credit / 8,
         }
+    }
+
+    /// Records that an idle trim destroyed `bytes` of cache.
+    pub fn trimmed(&mut self, bytes: u64) {
+        self.refill = self.refill.saturating_add(bytes);
     }
 
     /// Notes `in_use` bytes of buffers in use (a new peak when larger).
@@ -104,11 +116,11 @@ mod tests {
         assert_eq!(r.ghost_for(1536), Some(2048));
         assert_eq!(r.ghost_for(1024), Some(1024), "the tightest ghost");
         assert_eq!(r.budget(0, 1 << 20, 1024), 6144);
-        r.missed(Some(1024), 1 << 20);
+        r.missed(Some(1024), 1024, 1 << 20);
         assert_eq!(r.budget(0, 1 << 20, 0), 6144);
         assert_eq!(r.ghost_for(1024), None, "a ghost earns credit once");
         assert_eq!(r.budget(0, 4000, 0), 4000, "never above the bound");
-        r.missed(None, 1 << 20);
+        r.missed(None, 4096, 1 << 20);
         assert_eq!(
             r.credit,
             1024 - 128,
@@ -119,7 +131,7 @@ mod tests {
         }
         assert_eq!(r.ghosts.len(), GHOSTS);
         assert_eq!(r.ghost_for(2048), None, "the oldest ghosts are forgotten");
-        r.missed(Some(2048), 1 << 20);
+        r.missed(Some(2048), 2048, 1 << 20);
         assert_eq!(
             r.credit,
             1024 - 128 + 2048,

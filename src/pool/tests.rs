@@ -83,6 +83,7 @@ fn pool_limited(max: u64, oversize: u64, cache_limit: Option<u64>) -> Pool<FakeD
     let config = PoolConfig {
         max_total_bytes: max,
         cache_limit_bytes: cache_limit,
+        idle_trim_ms: 0,
         oversize_threshold_bytes: oversize,
         size_classes: SizeClasses::default(),
     };

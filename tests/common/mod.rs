@@ -3,6 +3,7 @@
 
 pub mod batch;
 pub mod grad;
+pub mod idle;
 pub mod nn;
 pub mod ops;
 pub mod table;
@@ -21,6 +22,7 @@ pub fn scenario_options() -> SessionOptions {
             oversize_threshold_bytes: Some(64 << 10),
             size_classes: None,
             cache_limit_bytes: None,
+            idle_trim_ms: None,
         },
         label: Some("accounting-scenario".into()),
         capture_stacks: false,

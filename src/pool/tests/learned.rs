@@ -122,3 +122,53 @@ fn a_growing_loop_run_again_is_learned_as_a_cycle() {
     assert_eq!(pass(&mut p), 0);
     assert_eq!(snap(&p).pool_bytes, 8_519_936);
 }
+
+/// An idle trim gives back every cached buffer (counted as evictions), leaves buffers in use alone
+/// and keeps what the budget learned: the loop run after it makes its classes anew without
+/// evicting any (its misses refill what was trimmed, they are not growth that decays the credit)
+/// and the pass after that misses nothing. Refilled in order, the cache holds one buffer per class
+/// the loop visits (10.9 MiB, what an unbounded cache holds), inside the learned budget; before the
+/// trim, evictions on the way in had left 8.1 MiB serving the same loop by best fit.
+#[test]
+fn an_idle_trim_keeps_what_the_budget_learned() {
+    let mut p = pool(2 << 30, 64 << 20);
+    let pass = |p: &mut Pool<FakeDevice>| {
+        let before = snap(p).pool_misses;
+        for i in 0..200u64 {
+            let ls = [(i + 1) * 4096, (i + 1) * 4096, 4].map(|b| p.acquire(b).unwrap());
+            ls.into_iter().for_each(|l| p.release(l));
+        }
+        snap(p).pool_misses - before
+    };
+    for _ in 0..3 {
+        pass(&mut p);
+    }
+    let held = p.acquire(4096).unwrap(); // a hit: stays in use through the trim
+    let before = snap(&p);
+    assert_eq!(p.trim_idle(), 8_519_936 - 4096);
+    let after = snap(&p);
+    assert_eq!((after.pool_bytes, after.pool_cached_bytes), (4096, 0));
+    assert_eq!(after.device_buffers, 1);
+    assert_eq!(
+        after.pool_evictions - before.pool_evictions,
+        before.device_buffers - 1
+    );
+    assert_eq!(p.storage().alive.len(), 1, "the trimmed buffers were destroyed");
+    p.release(held);
+    let evictions = snap(&p).pool_evictions;
+    assert_eq!(
+        pass(&mut p),
+        54,
+        "the first pass's misses less the buffer kept in use"
+    );
+    assert_eq!(
+        snap(&p).pool_evictions,
+        evictions,
+        "and none is evicted: the budget was kept"
+    );
+    let mut unbounded = pool_limited(2 << 30, 64 << 20, Some(2 << 30));
+    pass(&mut unbounded);
+    assert_eq!(snap(&p).pool_bytes, snap(&unbounded).pool_bytes);
+    assert_eq!(snap(&p).pool_bytes, 11_403_520);
+    assert_eq!(pass(&mut p), 0);
+}
