@@ -29,6 +29,7 @@
 
 pub mod accounting;
 mod commands;
+mod composite;
 pub mod device;
 pub mod dtype;
 pub mod error;

@@ -1,7 +1,7 @@
 //! Eager ops on [`Tensor`]: each infers the result with [`crate::ops::infer`], takes the output
 //! from the pool and records the same kernel a program node would ([`crate::kernels::record`]).
 
-use crate::dtype::DType;
+use crate::composite::Eager;
 use crate::error::{Error, Result};
 use crate::ops::{compose, infer, BinaryOp, Op, ReduceOp, UnaryOp};
 use crate::platform::Shared;
@@ -51,31 +51,6 @@ pub(crate) fn apply(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor]) -> Res
     Ok(out)
 }
 
-/// Composites (`ops/compose.rs`) on eager tensors: intermediates are tensors dropped (freed) as
-/// the composite goes.
-struct Eager<'a>(&'a Shared<SessionShared>);
-
-impl compose::Graph for Eager<'_> {
-    type V = Tensor;
-
-    fn op(&mut self, op: Op, args: &[&Tensor]) -> Result<Tensor> {
-        apply(self.0, &op, args)
-    }
-
-    fn scalar(&mut self, value: f64, dtype: DType) -> Result<Tensor> {
-        crate::session::scalar_in(self.0, value, dtype)
-    }
-
-    fn constant(&mut self, data: &[f64], shape: &[usize], dtype: DType) -> Result<Tensor> {
-        crate::session::constant_in(self.0, data, shape, dtype, "constant")
-    }
-
-    fn meta(&self, v: &Tensor) -> Result<(crate::ops::Dims, DType)> {
-        v.buffer()?;
-        Ok((v.shape().iter().map(|&d| Some(d)).collect(), v.dtype()))
-    }
-}
-
 /// Runs a composite eagerly: first dry (inference only), admitting every value it will make at
 /// once, so it fails before its first kernel; then for real.
 macro_rules! run_composite {
@@ -102,10 +77,11 @@ macro_rules! run_composite {
         }
         let sizes: Vec<u64> = dry.made.iter().map(|b| b.unwrap_or(0)).collect();
         s.admit(&sizes)?;
-        let $g = &mut Eager(s);
-        let $v = first;
-        $(let $w = $x;)*
-        $body
+        let $g = &mut Eager::new(s);
+        let $v = &$g.arg(first);
+        $(let $w = &$g.arg($x);)*
+        let out = $body?;
+        $g.finish(out)
     }};
 }
 
@@ -186,7 +162,10 @@ impl Tensor {
         let mut dry = compose::Dry { made: vec![] };
         compose::split(&mut dry, &meta, sizes, axis)?;
         s.admit(&dry.made.iter().map(|b| b.unwrap_or(0)).collect::<Vec<_>>())?;
-        compose::split(&mut Eager(s), self, sizes, axis)
+        let mut g = Eager::new(s);
+        let x = g.arg(self);
+        let parts = compose::split(&mut g, &x, sizes, axis)?;
+        g.finish_all(parts)
     }
 }
 
@@ -217,11 +196,15 @@ pub(crate) fn join(tensors: &[&Tensor], axis: i64, stack: bool) -> Result<Tensor
         compose::concat(&mut dry, &refs, axis)?;
     }
     s.admit(&dry.made.iter().map(|b| b.unwrap_or(0)).collect::<Vec<_>>())?;
-    if stack {
-        compose::stack(&mut Eager(s), tensors, axis)
+    let mut g = Eager::new(s);
+    let args: Vec<_> = tensors.iter().map(|t| g.arg(t)).collect();
+    let refs: Vec<&_> = args.iter().collect();
+    let out = if stack {
+        compose::stack(&mut g, &refs, axis)?
     } else {
-        compose::concat(&mut Eager(s), tensors, axis)
-    }
+        compose::concat(&mut g, &refs, axis)?
+    };
+    g.finish(out)
 }
 
 macro_rules! eager_unary {

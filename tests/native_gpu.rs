@@ -115,6 +115,16 @@ fn staging_respects_the_bound() {
 }
 
 #[test]
+fn batch_norm_and_clip_fuse() {
+    block_on(common::composite::batch_norm_and_clip_fuse(&session(None)));
+}
+
+#[test]
+fn layer_norm_reads_its_chain_through_the_reduction() {
+    block_on(common::composite::layer_norm_reads_its_chain_through_the_reduction(&session(None)));
+}
+
+#[test]
 fn an_idle_session_gives_its_cache_back() {
     block_on(common::idle::an_idle_session_gives_its_cache_back());
 }

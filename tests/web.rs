@@ -297,6 +297,16 @@ async fn readbacks_reuse_counted_staging() {
 }
 
 #[wasm_bindgen_test]
+async fn batch_norm_and_clip_fuse() {
+    common::composite::batch_norm_and_clip_fuse(&session().await).await;
+}
+
+#[wasm_bindgen_test]
+async fn layer_norm_reads_its_chain_through_the_reduction() {
+    common::composite::layer_norm_reads_its_chain_through_the_reduction(&session().await).await;
+}
+
+#[wasm_bindgen_test]
 async fn an_idle_session_gives_its_cache_back() {
     common::idle::an_idle_session_gives_its_cache_back().await;
 }

@@ -1,0 +1,125 @@
+//! Eager composites fuse their elementwise chains (`src/composite.rs`), on both targets: what a
+//! user relies on is the values (those of the primitives run one by one, within float rounding;
+//! against a float64 reference in `table.rs`), the kernels dispatched, and the memory made — only
+//! the values a chain cannot be read through, never its intermediates.
+
+use affon::ops::BinaryOp;
+use affon::{DType, Session, Tensor};
+
+use super::ops::Rng;
+
+fn dispatches(s: &Session) -> u64 {
+    s.stats().dispatches
+}
+
+async fn read(t: &Tensor) -> Vec<f32> {
+    t.read::<f32>().await.unwrap()
+}
+
+/// `a` equals `b` within `rel` of the larger magnitude (a shader compiler may contract a
+/// multiply and an add of one fused kernel into one rounding).
+fn close(what: &str, a: &[f32], b: &[f32], rel: f32) {
+    assert_eq!(a.len(), b.len(), "{what}: lengths");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        let tol = rel * x.abs().max(y.abs()).max(1.0);
+        assert!((x - y).abs() <= tol, "{what}[{i}]: {x} vs {y}");
+    }
+}
+
+/// `batchNorm` on NHWC `[2, 5, 5, 8]` with offset and scale: two kernels (the factor
+/// `rsqrt(σ² + ε)·scale` over the 8 channels, then `(x − μ)·factor + offset` over x), where the
+/// primitives take seven; the memory made is the result and the 8-channel factor, nothing else.
+/// `clipByValue` is one kernel, exact; `leakyRelu` one.
+pub async fn batch_norm_and_clip_fuse(s: &Session) {
+    let mut rng = Rng::new(41);
+    let xs: Vec<f32> = (0..2 * 5 * 5 * 8).map(|_| rng.f32_in(-3.0, 3.0)).collect();
+    let ch = |rng: &mut Rng, lo, hi| (0..8).map(|_| rng.f32_in(lo, hi)).collect::<Vec<f32>>();
+    let (m, v, o, sc) = (
+        ch(&mut rng, -1.0, 1.0),
+        ch(&mut rng, 0.1, 2.0),
+        ch(&mut rng, -1.0, 1.0),
+        ch(&mut rng, 0.5, 1.5),
+    );
+    let x = s.tensor(&xs, &[2, 5, 5, 8]).unwrap();
+    let [tm, tv, to, ts] = [&m, &v, &o, &sc].map(|d| s.tensor(d, &[8]).unwrap());
+    let (d0, live0) = (dispatches(s), s.stats().live_bytes);
+    affon::telemetry::reset_peak();
+    let y = x.batch_norm(&tm, &tv, Some(&to), Some(&ts), 1e-3).unwrap();
+    assert_eq!(
+        dispatches(s) - d0,
+        2,
+        "the factor over the channels, then one pass over x"
+    );
+    let st = s.stats();
+    assert_eq!(st.live_bytes - live0, 1600, "only the result stays");
+    assert_eq!(
+        st.peak_bytes - live0,
+        1600 + 32,
+        "the result and the 8-channel factor, no more"
+    );
+    // the same primitives run one by one
+    let inv = tv
+        .binary_scalar(BinaryOp::Add, 1e-3)
+        .unwrap()
+        .rsqrt()
+        .unwrap()
+        .mul(&ts)
+        .unwrap();
+    let want = x.sub(&tm).unwrap().mul(&inv).unwrap().add(&to).unwrap();
+    close("batchNorm", &read(&y).await, &read(&want).await, 1e-6);
+    // statistics broadcast from [1, 1, 1, 8] read the same way
+    let m4 = tm.reshape(vec![1i64, 1, 1, 8]).unwrap();
+    let y4 = x.batch_norm(&m4, &tv, Some(&to), Some(&ts), 1e-3).unwrap();
+    close("batchNorm [1,1,1,8]", &read(&y4).await, &read(&want).await, 1e-6);
+    // clipByValue: max then min in one kernel, exactly the primitives' values
+    let d1 = dispatches(s);
+    let c = x.clip_by_value(-1.5, 2.0).unwrap();
+    assert_eq!(dispatches(s) - d1, 1);
+    let want_c: Vec<f32> = xs.iter().map(|v| v.clamp(-1.5, 2.0)).collect();
+    assert_eq!(read(&c).await, want_c);
+    // a clip to ±∞ cannot write its bound into WGSL: the bound is a scalar tensor, still one kernel
+    let d2 = dispatches(s);
+    let c2 = x.clip_by_value(f64::NEG_INFINITY, 0.0).unwrap();
+    assert_eq!(dispatches(s) - d2, 1);
+    let want_c2: Vec<f32> = xs.iter().map(|v| v.min(0.0)).collect();
+    assert_eq!(read(&c2).await, want_c2);
+    let d3 = dispatches(s);
+    let l = x.leaky_relu(0.2).unwrap();
+    assert_eq!(dispatches(s) - d3, 1);
+    let want_l: Vec<f32> = xs.iter().map(|&v| v.max(v * 0.2)).collect();
+    assert_eq!(read(&l).await, want_l);
+}
+
+/// `layerNorm` on `[4, 33]`: the mean, the variance read through `square(x − mean)` as it reduces
+/// (never written), the factor over the 4 rows, and one pass writing the result — four kernels
+/// where the primitives take nine; at most the result and two `[4, 1]` columns exist at once.
+pub async fn layer_norm_reads_its_chain_through_the_reduction(s: &Session) {
+    let mut rng = Rng::new(7);
+    let xs: Vec<f32> = (0..4 * 33).map(|_| rng.f32_in(-2.0, 2.0)).collect();
+    let gs: Vec<f32> = (0..33).map(|_| rng.f32_in(0.5, 1.5)).collect();
+    let bs: Vec<f32> = (0..33).map(|_| rng.f32_in(-1.0, 1.0)).collect();
+    let (x, g, b) = (
+        s.tensor(&xs, &[4, 33]).unwrap(),
+        s.tensor(&gs, &[33]).unwrap(),
+        s.tensor(&bs, &[33]).unwrap(),
+    );
+    let (d0, live0) = (dispatches(s), s.stats().live_bytes);
+    affon::telemetry::reset_peak();
+    let y = x.layer_norm(&g, &b, 1e-5).unwrap();
+    assert_eq!(dispatches(s) - d0, 4);
+    let st = s.stats();
+    assert_eq!(st.live_bytes - live0, 4 * 33 * 4);
+    // the variance is freed once the factor is made: the last pass reads x, the mean, the factor
+    assert_eq!(
+        st.peak_bytes - live0,
+        4 * 33 * 4 + 2 * 16,
+        "result + mean + factor"
+    );
+    let mean = x.mean(&[-1], true).unwrap();
+    let centred = x.sub(&mean).unwrap();
+    let var = centred.square().unwrap().mean(&[-1], true).unwrap();
+    let inv = var.binary_scalar(BinaryOp::Add, 1e-5).unwrap().rsqrt().unwrap();
+    let want = centred.mul(&inv).unwrap().mul(&g).unwrap().add(&b).unwrap();
+    close("layerNorm", &read(&y).await, &read(&want).await, 1e-5);
+    assert_eq!(x.dtype(), DType::Float32);
+}
