@@ -145,7 +145,7 @@ pub(crate) fn record_fused(
 ) {
     let t = wgsl_type(out.dtype);
     let len = out.len();
-    if len.is_multiple_of(4) && leaves.iter().all(|l| l.shape == out.shape || l.len() == 1) {
+    if loads4(leaves, out.shape) {
         return record_fused4(ctx, enc, group, leaves, out);
     }
     let how: Vec<Access> = leaves.iter().map(|l| access(l.shape, out.shape)).collect();
@@ -170,8 +170,7 @@ pub(crate) fn record_fused(
     dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, groups);
 }
 
-/// [`record_fused`] four elements per thread (vec4 loads and stores), when the length is a
-/// multiple of 4 and every leaf is the output's shape or a single element.
+/// [`record_fused`] four elements per thread (vec4 loads and stores), when [`loads4`].
 fn record_fused4(
     ctx: &Ctx,
     enc: &mut crate::commands::Commands,
@@ -181,10 +180,10 @@ fn record_fused4(
 ) {
     let t = wgsl_type(out.dtype);
     let len = out.len();
-    let one: Vec<bool> = leaves.iter().map(|l| l.shape != out.shape).collect();
-    let key = format!("{t}:{:?}:{one:?}", group.steps);
+    let how: Vec<Access> = leaves.iter().map(|l| access(l.shape, out.shape)).collect();
+    let key = format!("{t}:{:?}:{how:?}", group.steps);
     let p = ctx.cache.pipeline(ctx.device, "fused4", &key, || {
-        let (leaf_bindings, functions, body) = chain4(group, &one, t, "i", "vec4<u32>", |v| format!("bitcast<u32>({v})"));
+        let (leaf_bindings, functions, body) = chain4(group, &how, t, "i", "vec4<u32>", |v| format!("bitcast<u32>({v})"));
         let mut src = format!(
             "alias T = {t};\n@group(0) @binding(0) var<storage, read_write> out: array<vec4<u32>>;\n@group(0) @binding(1) var<storage, read> params: array<u32>; // [len / 4]\n{leaf_bindings}{functions}"
         );
@@ -234,50 +233,58 @@ pub(crate) fn load_parts(
     (source, format!("{offset}:{:?}:{how:?}", group.steps), params)
 }
 
-/// Whether a reduction can read the chain four elements at a time ([`load4_parts`]): every leaf
-/// has the chain's shape or is a single element.
+/// Whether a chain of `shape` can be computed four elements at a time ([`load4_parts`],
+/// `record_fused4`): its length is a multiple of 4 and every leaf has its shape, is a single
+/// element, or is a row of a multiple of 4 elements repeated (a per-channel statistic: four
+/// adjacent elements read four adjacent words of it).
 pub(crate) fn loads4(leaves: &[Operand], shape: &[usize]) -> bool {
-    leaves.iter().all(|l| l.shape == shape || l.len() == 1)
+    let len: usize = shape.iter().product();
+    len.is_multiple_of(4)
+        && leaves.iter().all(|l| match access(l.shape, shape) {
+            Access::Same | Access::One => true,
+            Access::Row(n) => n.is_multiple_of(4),
+            Access::Strided => false,
+        })
 }
 
 /// [`load_parts`] four elements at a time (when [`loads4`]): the leaf bindings (vec4 for leaves
 /// of the chain's shape), `fn load4(i) -> vec4<T>` (elements `i .. i+4`, `i` a multiple of 4) and
 /// `fn load(i)` through it, and the pipeline key. No parameters: nothing is indexed but `i`.
 pub(crate) fn load4_parts(group: &Group, leaves: &[Operand], shape: &[usize], t: &str) -> (String, String) {
-    let one: Vec<bool> = leaves.iter().map(|l| l.shape != shape).collect();
-    let (leaf_bindings, functions, body) = chain4(group, &one, t, "i / 4u", "vec4<T>", |v| v.to_string());
+    let how: Vec<Access> = leaves.iter().map(|l| access(l.shape, shape)).collect();
+    let (leaf_bindings, functions, body) = chain4(group, &how, t, "i / 4u", "vec4<T>", |v| v.to_string());
     let src = format!(
         "{leaf_bindings}{functions}fn load4(i: u32) -> vec4<T> {{\n{body}    return r;\n}}\nfn load(i: u32) -> T {{\n    return load4(i - i % 4u)[i % 4u];\n}}\n"
     );
-    (src, format!("v4:{:?}:{one:?}", group.steps))
+    (src, format!("v4:{:?}:{how:?}", group.steps))
 }
 
-/// A chain four elements at a time: the leaf bindings (`vec4<u32>` arrays, `u32` for the single
-/// elements marked in `one`), the chain's functions, and statements that load word `index` of each
-/// leaf and compute `var r: {r_type}` component by component (`wrap` turns a result into `r`'s
-/// component type).
+/// A chain four elements at a time: the leaf bindings (`vec4<u32>` arrays, `u32` for single
+/// elements), the chain's functions, and statements that load vec4 `index` of each leaf (of a row
+/// of `n`: `index % (n / 4)`) and compute `var r: {r_type}` component by component (`wrap` turns a
+/// result into `r`'s component type). Every access is `Same`, `One` or a `Row` of a multiple of 4.
 fn chain4(
     group: &Group,
-    one: &[bool],
+    how: &[Access],
     t: &str,
     index: &str,
     r_type: &str,
     wrap: impl Fn(&str) -> String,
 ) -> (String, String, String) {
-    let loaded: Vec<(usize, Access)> = (0..one.len()).map(|k| (k, Access::Same)).collect();
+    let loaded: Vec<(usize, Access)> = (0..how.len()).map(|k| (k, Access::Same)).collect();
     let (functions, _, body) = chain(group, t, &loaded, "0u");
     let mut leaf_bindings = String::new();
     let mut src = String::new();
-    for (k, &single) in one.iter().enumerate() {
-        let ty = if single { "u32" } else { "vec4<u32>" };
+    for (k, &a) in how.iter().enumerate() {
+        let ty = if a == Access::One { "u32" } else { "vec4<u32>" };
         leaf_bindings += &format!(
             "@group(0) @binding({}) var<storage, read> in{k}: array<{ty}>;\n",
             2 + k
         );
-        let load = if single {
-            format!("vec4<u32>(in{k}[0])")
-        } else {
-            format!("in{k}[{index}]")
+        let load = match a {
+            Access::One => format!("vec4<u32>(in{k}[0])"),
+            Access::Row(n) => format!("in{k}[({index}) % {}u]", n / 4),
+            _ => format!("in{k}[{index}]"),
         };
         src += &format!("    let w{k} = {load};\n");
     }
@@ -285,7 +292,7 @@ fn chain4(
     let last = format!("s{}", group.steps.len() - 1);
     for c in ["x", "y", "z", "w"] {
         src += "    {\n";
-        for k in 0..one.len() {
+        for k in 0..how.len() {
             src += &format!("    let l{k} = bitcast<T>(w{k}.{c});\n");
         }
         src += &format!("    {body}r.{c} = {};\n    }}\n", wrap(&last));

@@ -28,7 +28,7 @@ fn close(what: &str, a: &[f32], b: &[f32], rel: f32) {
 
 /// `batchNorm` on NHWC `[2, 5, 5, 8]` with offset and scale: two kernels (the factor
 /// `rsqrt(σ² + ε)·scale` over the 8 channels, then `(x − μ)·factor + offset` over x), where the
-/// primitives take seven; the memory made is the result and the 8-channel factor, nothing else.
+/// primitives take six; the memory made is the result and the 8-channel factor, nothing else.
 /// `clipByValue` is one kernel, exact; `leakyRelu` one.
 pub async fn batch_norm_and_clip_fuse(s: &Session) {
     let mut rng = Rng::new(41);
@@ -71,6 +71,26 @@ pub async fn batch_norm_and_clip_fuse(s: &Session) {
     let m4 = tm.reshape(vec![1i64, 1, 1, 8]).unwrap();
     let y4 = x.batch_norm(&m4, &tv, Some(&to), Some(&ts), 1e-3).unwrap();
     close("batchNorm [1,1,1,8]", &read(&y4).await, &read(&want).await, 1e-6);
+    // 6 channels: not whole vec4s, the chain reads element by element; same values
+    let x6 = s.tensor(&xs[..180], &[5, 6, 6]).unwrap();
+    let [m6, v6, o6, s6] = [&m, &v, &o, &sc].map(|d| s.tensor(&d[..6], &[6]).unwrap());
+    let d6 = dispatches(s);
+    let y6 = x6.batch_norm(&m6, &v6, Some(&o6), Some(&s6), 1e-3).unwrap();
+    assert_eq!(dispatches(s) - d6, 2);
+    let inv6 = v6
+        .binary_scalar(BinaryOp::Add, 1e-3)
+        .unwrap()
+        .rsqrt()
+        .unwrap()
+        .mul(&s6)
+        .unwrap();
+    let want6 = x6.sub(&m6).unwrap().mul(&inv6).unwrap().add(&o6).unwrap();
+    close(
+        "batchNorm, 6 channels",
+        &read(&y6).await,
+        &read(&want6).await,
+        1e-6,
+    );
     // clipByValue: max then min in one kernel, exactly the primitives' values
     let d1 = dispatches(s);
     let c = x.clip_by_value(-1.5, 2.0).unwrap();
