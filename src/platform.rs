@@ -58,8 +58,6 @@ export function affon_js_heap(maxAgeMs) {
   if (t - heapAt >= maxAgeMs) { heapAt = t; heap = globalThis.performance?.memory?.usedJSHeapSize ?? -1; }
   return heap;
 }
-let memory = null;
-export function affon_wasm_bytes(m) { if (m !== undefined) memory = m; return memory.buffer.byteLength; }
 "#)]
     extern "C" {
         pub fn affon_now() -> f64;
@@ -67,8 +65,6 @@ export function affon_wasm_bytes(m) { if (m !== undefined) memory = m; return me
         /// `performance.memory.usedJSHeapSize` (Chromium), or -1; a reading younger than
         /// `max_age_ms` is reused.
         pub fn affon_js_heap(max_age_ms: f64) -> f64;
-        /// The wasm memory's size; `memory` is given once (the first call), `undefined` after.
-        pub fn affon_wasm_bytes(memory: &wasm_bindgen::JsValue) -> f64;
     }
 }
 
@@ -161,15 +157,11 @@ pub(crate) const JS_HEAP_MAX_AGE_MS: f64 = 1.0;
 #[cfg(target_arch = "wasm32")]
 pub(crate) fn runtime_memory() -> Vec<(&'static str, u64)> {
     let mut out = Vec::with_capacity(2);
-    thread_local! {
-        static GIVEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    }
-    let memory = if GIVEN.with(|g| g.replace(true)) {
-        wasm_bindgen::JsValue::UNDEFINED
-    } else {
-        wasm_bindgen::memory()
-    };
-    out.push(("wasm_memory_bytes", web::affon_wasm_bytes(&memory) as u64));
+    // the linear memory's size in 64 KiB pages, read by the instance itself (no call out)
+    out.push((
+        "wasm_memory_bytes",
+        core::arch::wasm32::memory_size(0) as u64 * 65_536,
+    ));
     let heap = web::affon_js_heap(JS_HEAP_MAX_AGE_MS);
     if heap >= 0.0 {
         out.push(("js_heap_used_bytes", heap as u64));

@@ -368,4 +368,12 @@ async fn metrics_from_js_are_the_records() {
             .is_some_and(|l| l.get("origin").map(String::as_str) == Some("exp"))));
     drop((x, y, z));
     compare("origins gone");
+    // labels are frozen (shared between calls, so nobody's copy changes under them)
+    let a = js_sys::Array::from(&affon::js::JsTelemetry::metrics().unwrap());
+    let labelled = a
+        .iter()
+        .find(|r| !js_sys::Reflect::get(r, &"labels".into()).unwrap().is_undefined())
+        .expect("a labelled record");
+    let labels = js_sys::Reflect::get(&labelled, &"labels".into()).unwrap();
+    assert!(js_sys::Object::is_frozen(labels.unchecked_ref::<js_sys::Object>()));
 }

@@ -61,8 +61,10 @@ let memory = null, view = null;
 export function affon_records_memory(m) { memory = m; }
 export function affon_build_records(layout, ptr, len) {
   // The values are read in place from wasm memory (`len` f64 at byte offset `ptr`): no copy.
-  // One object per record, fields in the order serde writes them (records compare as JSON).
-  if (view === null || view.buffer !== memory.buffer) view = new Float64Array(memory.buffer);
+  // One object per record, fields in the order serde writes them (records compare as JSON);
+  // a record's `labels` is its layout entry's object, frozen (shared by every call's records).
+  // A view of memory that grew is detached: its length is 0.
+  if (view === null || view.length === 0) view = new Float64Array(memory.buffer);
   const out = new Array(layout.length);
   let j = ptr >>> 3;
   const end = j + len;
@@ -72,7 +74,7 @@ export function affon_build_records(layout, ptr, len) {
     if (t.dist) {
       r.count = view[j++]; r.sum = view[j++]; r.min = view[j++]; r.max = view[j++]; r.mean = view[j++];
     }
-    if (t.labels) r.labels = { ...t.labels };
+    if (t.labels) r.labels = t.labels;
     out[i] = r;
   }
   if (j !== end) throw new Error(`metrics: layout read ${j - (ptr >>> 3)} values of ${len}`);
@@ -105,7 +107,14 @@ impl JsTelemetry {
                 let mut l = Layout::default();
                 emit(&mut l);
                 let text = serde_json::Value::Array(l.0).to_string();
-                *c = Some((v.hash, js_sys::JSON::parse(&text)?));
+                let layout = js_sys::JSON::parse(&text)?;
+                for entry in js_sys::Array::from(&layout).iter() {
+                    let labels = js_sys::Reflect::get(&entry, &"labels".into())?;
+                    if labels.is_object() {
+                        js_sys::Object::freeze(labels.unchecked_ref::<js_sys::Object>());
+                    }
+                }
+                *c = Some((v.hash, layout));
             }
             Ok::<JsValue, JsValue>(c.as_ref().map(|(_, l)| l.clone()).unwrap_or_default())
         })?;
