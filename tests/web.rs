@@ -375,5 +375,7 @@ async fn metrics_from_js_are_the_records() {
         .find(|r| !js_sys::Reflect::get(r, &"labels".into()).unwrap().is_undefined())
         .expect("a labelled record");
     let labels = js_sys::Reflect::get(&labelled, &"labels".into()).unwrap();
-    assert!(js_sys::Object::is_frozen(labels.unchecked_ref::<js_sys::Object>()));
+    assert!(js_sys::Object::is_frozen(
+        labels.unchecked_ref::<js_sys::Object>()
+    ));
 }

@@ -103,23 +103,25 @@ fn growth_at_two_rates_does_not_accumulate_credit() {
     assert!(worst < 1.4, "held / largest in use reached {worst:.2}");
 }
 
+/// One pass of the bench's growing loop (`[i+1, 1024]` floats, its square, a 4-byte sum); its misses.
+fn growing_pass(p: &mut Pool<FakeDevice>) -> u64 {
+    let before = snap(p).pool_misses;
+    for i in 0..200u64 {
+        let ls = [(i + 1) * 4096, (i + 1) * 4096, 4].map(|b| p.acquire(b).unwrap());
+        ls.into_iter().for_each(|l| p.release(l));
+    }
+    snap(p).pool_misses - before
+}
+
 /// The growing loop run again from the start is a cycle: its second pass comes back to every class
 /// the first evicted and earns it back; from the third on nothing misses.
 #[test]
 fn a_growing_loop_run_again_is_learned_as_a_cycle() {
     let mut p = pool(2 << 30, 64 << 20);
-    let pass = |p: &mut Pool<FakeDevice>| {
-        let before = snap(p).pool_misses;
-        for i in 0..200u64 {
-            let ls = [(i + 1) * 4096, (i + 1) * 4096, 4].map(|b| p.acquire(b).unwrap());
-            ls.into_iter().for_each(|l| p.release(l));
-        }
-        snap(p).pool_misses - before
-    };
-    assert_eq!(pass(&mut p), 55);
+    assert_eq!(growing_pass(&mut p), 55);
     assert_eq!(snap(&p).pool_bytes, 1_835_264);
-    assert_eq!(pass(&mut p), 48, "the second pass earns the classes back");
-    assert_eq!(pass(&mut p), 0);
+    assert_eq!(growing_pass(&mut p), 48, "the second pass earns the classes back");
+    assert_eq!(growing_pass(&mut p), 0);
     assert_eq!(snap(&p).pool_bytes, 8_519_936);
 }
 
@@ -132,16 +134,8 @@ fn a_growing_loop_run_again_is_learned_as_a_cycle() {
 #[test]
 fn an_idle_trim_keeps_what_the_budget_learned() {
     let mut p = pool(2 << 30, 64 << 20);
-    let pass = |p: &mut Pool<FakeDevice>| {
-        let before = snap(p).pool_misses;
-        for i in 0..200u64 {
-            let ls = [(i + 1) * 4096, (i + 1) * 4096, 4].map(|b| p.acquire(b).unwrap());
-            ls.into_iter().for_each(|l| p.release(l));
-        }
-        snap(p).pool_misses - before
-    };
     for _ in 0..3 {
-        pass(&mut p);
+        growing_pass(&mut p);
     }
     let held = p.acquire(4096).unwrap(); // a hit: stays in use through the trim
     let before = snap(&p);
@@ -157,7 +151,7 @@ fn an_idle_trim_keeps_what_the_budget_learned() {
     p.release(held);
     let evictions = snap(&p).pool_evictions;
     assert_eq!(
-        pass(&mut p),
+        growing_pass(&mut p),
         54,
         "the first pass's misses less the buffer kept in use"
     );
@@ -167,8 +161,8 @@ fn an_idle_trim_keeps_what_the_budget_learned() {
         "and none is evicted: the budget was kept"
     );
     let mut unbounded = pool_limited(2 << 30, 64 << 20, Some(2 << 30));
-    pass(&mut unbounded);
+    growing_pass(&mut unbounded);
     assert_eq!(snap(&p).pool_bytes, snap(&unbounded).pool_bytes);
     assert_eq!(snap(&p).pool_bytes, 11_403_520);
-    assert_eq!(pass(&mut p), 0);
+    assert_eq!(growing_pass(&mut p), 0);
 }
