@@ -4,8 +4,8 @@
 //! is needed — by a primitive that is not elementwise (a reduction reads the chain as it reduces,
 //! never writing it), by a broadcast (a chain is read only at its own shape), or as the result.
 //! So `batchNorm` is one pass over `x` after a small one over the statistics (not three), and
-//! `clipByValue` one (not two); its bounds and epsilons are written into the kernel, never
-//! uploaded. Each fused step is the primitive's own WGSL function on the same element values, so
+//! `clipByValue` one (not two); finite bounds and epsilons are written into the kernel, not
+//! uploaded (WGSL has no infinite constants: an infinite bound is a scalar tensor). Each fused step is the primitive's own WGSL function on the same element values, so
 //! results are those of the primitives run one by one (within float rounding: a shader compiler
 //! may contract a multiply and an add inside one kernel).
 //!

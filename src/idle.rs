@@ -11,8 +11,9 @@
 //! stops; the next release or readback arms it again. It holds only a weak handle: a disposed
 //! or collected session stops it. `idleTrimMs: 0` never arms it.
 //!
-//! In the browser the timer is `setTimeout`; natively a sleeping thread per tick (wgpu's
-//! native handles are `Send + Sync`). The trim takes the submission lock, as an acquire does.
+//! In the browser the timer is `setTimeout`; natively one sleeping thread per armed timer (wgpu's
+//! native handles are `Send + Sync`). The trim takes the submission lock, as an acquire does, and
+//! checks again under it that nothing happened (a call may have held the lock through the ticks).
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
@@ -72,6 +73,18 @@ impl Idle {
         Busy(self)
     }
 
+    /// Whether nothing happened since the last tick and nothing waits on the device (checked
+    /// again under the submission lock, which a call may have held through the ticks).
+    pub(crate) fn still_quiet(&self) -> bool {
+        self.activity.load(Ordering::Relaxed) == self.seen.load(Ordering::Relaxed)
+            && self.in_flight.load(Ordering::SeqCst) == 0
+    }
+
+    /// The timer stops (the trim runs): the next release or readback arms it again.
+    pub(crate) fn disarm(&self) {
+        self.armed.store(false, Ordering::SeqCst);
+    }
+
     /// Records a tick; true when the last [`TICKS`] ticks were all quiet.
     fn idle_for_ticks(&self) -> bool {
         let now = self.activity.load(Ordering::Relaxed);
@@ -84,41 +97,40 @@ impl Idle {
     }
 }
 
-/// Starts the idle timer of `s` unless it runs already (called after a release).
+/// Starts the idle timer of `s` unless it runs already (called after a release or a readback;
+/// not for a disposed session, whose releases give their buffers to the device).
 pub(crate) fn arm(s: &SessionShared) {
-    if s.idle.tick_ms > 0 && !s.idle.armed.swap(true, Ordering::SeqCst) {
-        s.idle
-            .seen
-            .store(s.idle.activity.load(Ordering::Relaxed), Ordering::Relaxed);
-        s.idle.quiet.store(0, Ordering::Relaxed);
-        schedule(s.me.clone(), s.idle.tick_ms);
+    let idle = &s.idle;
+    if idle.tick_ms == 0 || idle.armed.load(Ordering::Relaxed) || s.is_disposed() {
+        return;
+    }
+    if !idle.armed.swap(true, Ordering::SeqCst) {
+        idle.seen
+            .store(idle.activity.load(Ordering::Relaxed), Ordering::Relaxed);
+        idle.quiet.store(0, Ordering::Relaxed);
+        let weak: WeakShared<SessionShared> = s.me.clone();
+        crate::platform::every_ms(idle.tick_ms, move || weak.upgrade().is_some_and(|s| tick(&s)));
     }
 }
 
-fn schedule(weak: WeakShared<SessionShared>, ms: u32) {
-    crate::platform::after_ms(ms, move || {
-        if let Some(s) = weak.upgrade() {
-            tick(&s);
-        }
-    });
-}
-
-/// One tick: trims an idle session and stops, or waits another period.
-fn tick(s: &Shared<SessionShared>) {
+/// One tick; whether to keep ticking. Trims a session quiet for [`TICKS`] ticks and stops.
+fn tick(s: &Shared<SessionShared>) -> bool {
     if s.check_open().is_err() {
         s.idle.armed.store(false, Ordering::SeqCst);
-        return;
+        return false;
     }
     if !s.idle.idle_for_ticks() {
-        schedule(Shared::downgrade(s), s.idle.tick_ms);
-        return;
+        return true;
     }
-    // disarmed first: a release during the trim arms a fresh period
-    s.idle.armed.store(false, Ordering::SeqCst);
     let start = crate::platform::now_ms();
-    let bytes = s.trim_idle();
+    let Some(bytes) = s.trim_idle() else {
+        // a call was under way when the ticks ran out (it held the submission lock): not idle
+        s.idle.quiet.store(0, Ordering::Relaxed);
+        return true;
+    };
     if bytes > 0 && crate::trace::enabled() {
         let args = serde_json::json!({ "bytes": bytes });
         crate::trace::span(s.id, &s.label, "idle trim", "affon.pool", start, args);
     }
+    false
 }

@@ -30,19 +30,26 @@ pub(crate) fn now_ms() -> f64 {
     web::affon_now()
 }
 
-/// Calls `f` once, `ms` milliseconds from now, on a thread of its own.
+/// Calls `f` every `ms` milliseconds until it returns `false`, on one thread of its own.
 #[cfg(not(target_arch = "wasm32"))]
-pub(crate) fn after_ms(ms: u32, f: impl FnOnce() + Send + 'static) {
-    std::thread::spawn(move || {
+pub(crate) fn every_ms(ms: u32, mut f: impl FnMut() -> bool + Send + 'static) {
+    std::thread::spawn(move || loop {
         std::thread::sleep(std::time::Duration::from_millis(ms.into()));
-        f();
+        if !f() {
+            break;
+        }
     });
 }
 
-/// Calls `f` once, `ms` milliseconds from now, from the event loop (`setTimeout`).
+/// Calls `f` every `ms` milliseconds until it returns `false`, from the event loop (`setTimeout`).
 #[cfg(target_arch = "wasm32")]
-pub(crate) fn after_ms(ms: u32, f: impl FnOnce() + 'static) {
-    web::affon_after(ms, &wasm_bindgen::closure::Closure::once_into_js(f));
+pub(crate) fn every_ms<F: FnMut() -> bool + 'static>(ms: u32, mut f: F) {
+    let tick = move || {
+        if f() {
+            every_ms(ms, f);
+        }
+    };
+    web::affon_after(ms, &wasm_bindgen::closure::Closure::once_into_js(tick));
 }
 
 /// The browser's readings, each one call across the boundary (no property lookups by name from

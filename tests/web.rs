@@ -11,10 +11,21 @@ use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
+/// The idle trim is off (as natively, `.cargo/config.toml`): these tests compare exact pool figures.
+fn no_idle_trim() -> affon::PoolOptions {
+    affon::PoolOptions {
+        idle_trim_ms: Some(0),
+        ..Default::default()
+    }
+}
+
 async fn session() -> Session {
-    Session::create(SessionOptions::default())
-        .await
-        .expect("WebGPU adapter required: run Chromium with --enable-unsafe-webgpu")
+    Session::create(SessionOptions {
+        pool: no_idle_trim(),
+        ..Default::default()
+    })
+    .await
+    .expect("WebGPU adapter required: run Chromium with --enable-unsafe-webgpu")
 }
 
 /// A session whose pool is bounded at `max_total_bytes`.
@@ -22,7 +33,7 @@ async fn bounded(max_total_bytes: u64) -> Session {
     Session::create(SessionOptions {
         pool: affon::PoolOptions {
             max_total_bytes: Some(max_total_bytes),
-            ..Default::default()
+            ..no_idle_trim()
         },
         ..Default::default()
     })

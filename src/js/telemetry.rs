@@ -63,7 +63,7 @@ export function affon_build_records(layout, ptr, len) {
   // The values are read in place from wasm memory (`len` f64 at byte offset `ptr`): no copy.
   // One object per record, fields in the order serde writes them (records compare as JSON);
   // a record's `labels` is its layout entry's object, frozen (shared by every call's records).
-  // A view of memory that grew is detached: its length is 0.
+  // A view of memory that grew is detached: its length is 0 (the memory is not shared: no threads).
   if (view === null || view.length === 0) view = new Float64Array(memory.buffer);
   const out = new Array(layout.length);
   let j = ptr >>> 3;

@@ -284,7 +284,8 @@ fn chain4(
         let load = match a {
             Access::One => format!("vec4<u32>(in{k}[0])"),
             Access::Row(n) => format!("in{k}[({index}) % {}u]", n / 4),
-            _ => format!("in{k}[{index}]"),
+            Access::Same => format!("in{k}[{index}]"),
+            Access::Strided => unreachable!("loads4 admits no strided leaf"),
         };
         src += &format!("    let w{k} = {load};\n");
     }

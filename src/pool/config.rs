@@ -142,7 +142,11 @@ impl PoolConfig {
             c.idle_trim_ms = v
                 .trim()
                 .parse()
-                .map_err(|_| invalid_arg!("{n}: '{v}' is not a whole number of milliseconds"))?;
+                .ok()
+                .filter(|&ms| ms <= MAX_IDLE_TRIM_MS)
+                .ok_or_else(|| {
+                    invalid_arg!("{n}: '{v}' is not a whole number of milliseconds ≤ {MAX_IDLE_TRIM_MS}")
+                })?;
         }
         if let Some(v) = opts.max_total_bytes {
             c.max_total_bytes = v;
@@ -281,6 +285,7 @@ mod tests {
         ] {
             let e = PoolConfig::resolve(&PoolOptions::default(), &env).unwrap_err();
             assert_eq!(e.code(), "INVALID_ARGUMENT");
+            assert!(e.to_string().contains("AFFON_POOL_IDLE_TRIM_MS"), "{e}");
         }
         assert_eq!(parse_bytes("2G").unwrap(), 2 << 30);
         assert_eq!(parse_bytes("12").unwrap(), 12);

@@ -262,7 +262,7 @@ impl<S: Storage> Pool<S> {
         self.in_use += 1;
         self.note_in_use(size, bytes as i64, 1);
         if learned {
-            self.retention.missed(ghost, size, max_total);
+            self.retention.missed(ghost, size, class.is_some(), max_total);
         }
         self.retention.saw(in_use_after);
         self.ledger.pool_changed(PoolDelta {
@@ -387,9 +387,9 @@ impl<S: Storage> Pool<S> {
 
     /// The session has been idle (no acquire, release, op or readback) for `idle_trim_ms`: the
     /// cache is destroyed, counted as evictions, and its bytes returned. What the learned budget
-    /// knows (the largest set in use, the credit) is kept, and no ghosts are left: the misses after
-    /// an idle time are the price of having given the memory back, not a loop the budget failed
-    /// to fit.
+    /// knows (the largest set in use, the credit) is kept, and the trim adds no ghosts: the misses
+    /// after an idle time are the price of having given the memory back, not a loop the budget
+    /// failed to fit (up to the trimmed bytes they do not decay the credit either).
     pub fn trim_idle(&mut self) -> u64 {
         let bytes = self.cached;
         self.trim_to(0);

@@ -67,8 +67,9 @@ impl Retention {
     /// [`Retention::ghost_for`]), that class becomes credit (and the ghost, if the evictions since
     /// did not push it out, is consumed); without one, the miss is growth and the credit decays by
     /// an eighth — a loop that has learned its sizes makes no misses and keeps it — unless it
-    /// makes anew (`size` bytes of) what an idle trim gave back.
-    pub fn missed(&mut self, ghost: Option<u64>, size: u64, max_total: u64) {
+    /// makes anew what the last idle trim gave back (`cached`: a buffer of `size` bytes the cache
+    /// will keep; an exact-size one is not).
+    pub fn missed(&mut self, ghost: Option<u64>, size: u64, cached: bool, max_total: u64) {
         match ghost {
             Some(class) => {
                 if let Some(i) = self.ghosts.iter().position(|&c| c == class) {
@@ -76,14 +77,15 @@ impl Retention {
                 }
                 self.credit = self.credit.saturating_add(class).min(max_total);
             }
-            None if self.refill > 0 => self.refill = self.refill.saturating_sub(size),
+            None if cached && self.refill > 0 => self.refill = self.refill.saturating_sub(size),
             None => self.credit -= self.credit / 8,
         }
     }
 
-    /// Records that an idle trim destroyed `bytes` of cache.
+    /// Records that an idle trim destroyed `bytes` of cache: what the misses after it may make
+    /// anew without decaying the credit (what an earlier trim left unspent is not carried over).
     pub fn trimmed(&mut self, bytes: u64) {
-        self.refill = self.refill.saturating_add(bytes);
+        self.refill = bytes;
     }
 
     /// Notes `in_use` bytes of buffers in use (a new peak when larger).
@@ -116,11 +118,11 @@ mod tests {
         assert_eq!(r.ghost_for(1536), Some(2048));
         assert_eq!(r.ghost_for(1024), Some(1024), "the tightest ghost");
         assert_eq!(r.budget(0, 1 << 20, 1024), 6144);
-        r.missed(Some(1024), 1024, 1 << 20);
+        r.missed(Some(1024), 1024, true, 1 << 20);
         assert_eq!(r.budget(0, 1 << 20, 0), 6144);
         assert_eq!(r.ghost_for(1024), None, "a ghost earns credit once");
         assert_eq!(r.budget(0, 4000, 0), 4000, "never above the bound");
-        r.missed(None, 4096, 1 << 20);
+        r.missed(None, 4096, true, 1 << 20);
         assert_eq!(
             r.credit,
             1024 - 128,
@@ -131,7 +133,7 @@ mod tests {
         }
         assert_eq!(r.ghosts.len(), GHOSTS);
         assert_eq!(r.ghost_for(2048), None, "the oldest ghosts are forgotten");
-        r.missed(Some(2048), 2048, 1 << 20);
+        r.missed(Some(2048), 2048, true, 1 << 20);
         assert_eq!(
             r.credit,
             1024 - 128 + 2048,

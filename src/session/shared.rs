@@ -129,13 +129,23 @@ impl SessionShared {
         crate::idle::arm(self);
     }
 
-    /// The idle timer found the session quiet for a whole period: the pool's cache (default
-    /// policy) and the kept staging buffers go back to the device. Returns the bytes released.
-    pub(crate) fn trim_idle(&self) -> u64 {
+    /// The idle timer found the session quiet for its idle time: the pool's cache and the kept
+    /// staging buffers go back to the device. Returns the bytes released, or `None` (nothing
+    /// changed) when a call turned out to be under way.
+    pub(crate) fn trim_idle(&self) -> Option<u64> {
         // as an acquire: never between a run's release of an intermediate and its submission
         let _submission = self.submission();
+        if !self.idle.still_quiet() {
+            return None;
+        }
+        self.idle.disarm(); // first: a release during the trim arms a fresh timer
         let pool = self.pool().trim_idle();
-        pool + self.gpu.staging.clear(&self.ledger)
+        Some(pool + self.gpu.staging.clear(&self.ledger))
+    }
+
+    /// Whether `Session::dispose` has run.
+    pub(crate) fn is_disposed(&self) -> bool {
+        self.disposed.load(Ordering::SeqCst)
     }
 
     /// Takes storage from the pool and records its owner; on `OUT_OF_MEMORY` the error carries the

@@ -54,12 +54,14 @@ fn staging_bytes(s: &Session) -> u64 {
 }
 
 /// Leaves a cached 4096 B buffer, a cached 256 B buffer and a kept 256 B staging buffer, with one
-/// live 12 B tensor (256 B class) — the figures every scenario below starts from.
-async fn leave_a_cache(s: &Session) -> affon::Tensor {
+/// live 12 B tensor (256 B class) — the figures every scenario below starts from. Also returns
+/// the time just before the last activity (the releases).
+async fn leave_a_cache(s: &Session) -> (affon::Tensor, f64) {
     let live = s.fill(&[3], 2.0, DType::Float32).unwrap();
     let a = s.ones(&[1000], DType::Float32).unwrap(); // 4000 B → 4096 B class
     let b = live.square().unwrap();
     assert_eq!(b.read::<f32>().await.unwrap(), vec![4.0; 3]);
+    let last = now_ms();
     drop((a, b));
     let st = s.stats();
     assert_eq!(
@@ -67,15 +69,15 @@ async fn leave_a_cache(s: &Session) -> affon::Tensor {
         (4096 + 256, 4096 + 256 + 256)
     );
     assert_eq!(staging_bytes(s), 256, "the readback's staging buffer is kept");
-    live
+    (live, last)
 }
 
-/// Polls (every 25 ms, up to `limit_ms`) until the pool caches nothing; the milliseconds waited.
-async fn wait_for_trim(s: &Session, limit_ms: f64) -> Option<f64> {
+/// Polls (every 25 ms, up to `limit_ms`) until `done` holds; when it did (`now_ms()`).
+async fn wait_until(limit_ms: f64, mut done: impl FnMut() -> bool) -> Option<f64> {
     let start = now_ms();
     while now_ms() - start < limit_ms {
-        if s.stats().pool_cached_bytes == 0 {
-            return Some(now_ms() - start);
+        if done() {
+            return Some(now_ms());
         }
         sleep_ms(25).await;
     }
@@ -84,38 +86,51 @@ async fn wait_for_trim(s: &Session, limit_ms: f64) -> Option<f64> {
 
 /// A session idle for 300 ms is trimmed between 300 ms and a quarter more (plus timer latency):
 /// exactly the cached bytes go, counted as evictions, with the kept staging buffer; the live tensor
-/// keeps its buffer and its values; the next use misses and caches again.
+/// keeps its buffer and its values; a release arms the timer again and the next trim follows.
 pub async fn an_idle_session_gives_its_cache_back() {
     let s = with_idle_trim(300).await;
-    let live = leave_a_cache(&s).await;
+    let (live, last) = leave_a_cache(&s).await;
     let before = s.stats();
-    let waited = wait_for_trim(&s, 10_000.0).await.expect("trimmed within 10 s");
-    assert!(waited >= 250.0, "trimmed after {waited} ms: before the idle time");
+    // the figures move one by one (the timer may be another thread): wait for all of them
+    let trimmed = |s: &Session| {
+        let st = s.stats();
+        st.pool_cached_bytes == 0
+            && st.pool_evictions == before.pool_evictions + 2
+            && st.device_buffers == 1
+            && staging_bytes(s) == 0
+    };
+    let at = wait_until(10_000.0, || trimmed(&s))
+        .await
+        .expect("trimmed within 10 s");
+    assert!(
+        at - last >= 290.0,
+        "trimmed {} ms after the last release",
+        at - last
+    );
     let after = s.stats();
-    assert_eq!(after.pool_cached_bytes, 0);
     assert_eq!(after.pool_bytes, 256, "the live tensor's buffer alone");
-    assert_eq!(after.device_buffers, 1);
-    assert_eq!(after.pool_evictions, before.pool_evictions + 2);
-    assert_eq!(staging_bytes(&s), 0, "the kept staging buffer went too");
     assert_eq!((after.live_bytes, after.live_tensors), (12, 1));
-    assert_eq!(live.read::<f32>().await.unwrap(), vec![2.0; 3]);
-    let misses = s.stats().pool_misses;
+    // a release alone arms the timer again: the trimmed class is made anew, cached, trimmed
+    let misses = after.pool_misses;
     drop(s.ones(&[1000], DType::Float32).unwrap());
     let again = s.stats();
     assert_eq!(again.pool_misses, misses + 1, "the trimmed class is made anew");
     assert_eq!(again.pool_cached_bytes, 4096);
-    // the timer was re-armed by that release: it trims again
-    assert!(
-        wait_for_trim(&s, 10_000.0).await.is_some(),
-        "trimmed a second time"
-    );
+    let evictions = again.pool_evictions;
+    let second = wait_until(10_000.0, || {
+        let st = s.stats();
+        st.pool_cached_bytes == 0 && st.pool_evictions == evictions + 1
+    });
+    assert!(second.await.is_some(), "trimmed a second time");
+    assert_eq!(live.read::<f32>().await.unwrap(), vec![2.0; 3]);
 }
 
-/// A session used every 50 ms for three idle times keeps its cache; `idleTrimMs: 0` never trims;
-/// a disposed session's timer stops without touching anything.
+/// A session used every 50 ms for three idle times keeps its cache; `idleTrimMs: 0` never trims
+/// (it is 0 in the configuration, not the default); disposing a session whose timer is armed is
+/// safe: its figures go to zero and stay there while the timer runs out.
 pub async fn busy_or_off_sessions_keep_their_cache() {
     let busy = with_idle_trim(300).await;
-    let live = leave_a_cache(&busy).await;
+    let (live, _) = leave_a_cache(&busy).await;
     let evictions = busy.stats().pool_evictions;
     for _ in 0..18 {
         drop(live.square().unwrap()); // a hit and a release: activity
@@ -128,7 +143,8 @@ pub async fn busy_or_off_sessions_keep_their_cache() {
         "busy: kept"
     );
     let off = with_idle_trim(0).await;
-    let _live_off = leave_a_cache(&off).await;
+    assert_eq!(off.pool_config().idle_trim_ms, 0);
+    let (_live_off, _) = leave_a_cache(&off).await;
     sleep_ms(700).await;
     assert_eq!(
         off.stats().pool_cached_bytes,
@@ -138,6 +154,11 @@ pub async fn busy_or_off_sessions_keep_their_cache() {
     assert_eq!(staging_bytes(&off), 256);
     drop(live);
     busy.dispose();
-    sleep_ms(450).await; // the disposed session's timer ticks, finds it disposed, stops
-    assert_eq!(busy.stats().pool_bytes, 0);
+    let gone = busy.stats();
+    assert_eq!(
+        (gone.pool_bytes, gone.live_bytes, staging_bytes(&busy)),
+        (0, 0, 0)
+    );
+    sleep_ms(450).await; // past the timer's next ticks
+    assert_eq!(busy.stats(), gone);
 }
