@@ -60,6 +60,7 @@ fuzz_target!(|data: &[u8]| {
         cache_limit_bytes: cache_limit,
         oversize_threshold_bytes: 8192,
         size_classes: classes,
+        idle_trim_ms: 0, // the timer is the session's; the trim itself is op 6 below
     };
     let ledger = Arc::new(Ledger::standalone());
     let mut pool = Pool::new(Fake::default(), config, ledger.clone());
@@ -87,8 +88,20 @@ fuzz_target!(|data: &[u8]| {
                 let i = arg as usize % live.len();
                 pool.release(live.swap_remove(i));
             }
-            6 => {
+            6 if arg % 2 == 0 => {
                 pool.clear_cache();
+            }
+            6 => {
+                // the idle trim: every cached buffer goes, counted as evictions; in-use ones stay
+                let before = ledger.snapshot();
+                assert_eq!(pool.trim_idle(), before.pool_cached_bytes);
+                let after = ledger.snapshot();
+                assert_eq!(after.pool_cached_bytes, 0);
+                assert_eq!(after.pool_bytes, before.pool_bytes - before.pool_cached_bytes);
+                assert_eq!(
+                    after.pool_evictions - before.pool_evictions,
+                    before.device_buffers - after.device_buffers
+                );
             }
             7 => {} // toggled below
             _ => {}
