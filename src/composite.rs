@@ -22,7 +22,7 @@ use crate::platform::Shared;
 use crate::program::fusion::{Group, Ref, Step, MAX_LEAVES};
 use crate::session::SessionShared;
 use crate::tensor::Tensor;
-use crate::tensor_ops::apply;
+use crate::tensor_ops::{apply_now as apply, record_into};
 
 /// Most steps one pending chain holds before it is run.
 const MAX_STEPS: usize = 32;
@@ -139,26 +139,17 @@ impl<'s, 'a> Eager<'s, 'a> {
             Some((op, shape, dtype)) => ((*op).clone(), shape.clone(), *dtype),
             None => (root.op.clone(), c.shape.clone(), c.dtype),
         };
-        let _submission = s.submission();
-        let out = Tensor::allocate(s, shape, dtype, op.name().to_string())?;
-        let operands = leaves.iter().map(|t| t.operand()).collect::<Result<Vec<_>>>()?;
-        let alloc = |words| crate::session::scratch(s, words, op.name());
-        let ctx = crate::kernels::Ctx {
-            scratch: Some(&alloc),
-            ..s.ctx()
-        };
         let group = Group {
             steps: c.steps.clone(),
             leaves: (0..leaves.len()).collect(),
             producer: None,
             consumer: consumer.map(|(op, _, _)| (op.clone(), c.shape.clone())),
         };
-        let mut enc = crate::commands::Commands::default();
-        crate::kernels::record_group(&ctx, &mut enc, &group, &operands, out.operand()?)?;
-        crate::session::commit(s, enc);
         let shapes: Vec<&[usize]> = leaves.iter().map(|t| t.shape()).collect();
-        s.scopes.observe(&s.ledger, op.name(), &shapes, &[&out]);
-        Ok(out)
+        record_into(s, shape, dtype, op.name(), &shapes, 0, |ctx, enc, out| {
+            let operands = leaves.iter().map(|t| t.operand()).collect::<Result<Vec<_>>>()?;
+            crate::kernels::record_group(ctx, enc, &group, &operands, out)
+        })
     }
 
     /// Adds `op` on `args` to a chain, or `None` when it cannot join one (then it runs).
@@ -267,7 +258,7 @@ impl<'a> compose::Graph for Eager<'_, 'a> {
         let (shape, dtype) = match v {
             Val::Tensor(s) => {
                 let t = s.tensor();
-                t.buffer()?;
+                t.check_live()?;
                 (t.shape().to_vec(), t.dtype())
             }
             Val::Scalar(_, d) => (vec![], *d),

@@ -37,6 +37,7 @@ pub mod executable;
 mod forgotten;
 mod idle;
 mod kernels;
+mod lazy;
 pub mod ops;
 mod platform;
 pub mod pool;

@@ -119,6 +119,7 @@ impl Scopes {
             (scope.tracked, !s.is_empty())
         };
         let mut survivors = Vec::new();
+        let mut computed = Vec::new();
         for weak in scope {
             let Some(t) = weak.upgrade() else { continue };
             if t.is_disposed() || t.kept.load(Ordering::SeqCst) {
@@ -126,9 +127,15 @@ impl Scopes {
             }
             if returned.contains(&t.id) {
                 survivors.push(weak);
+            } else if t.is_pending() {
+                t.dispose(); // unread intermediates first: never computed
             } else {
-                t.dispose();
+                computed.push(t);
             }
+        }
+        // then the computed ones: a pending reader left is one that is returned or kept
+        for t in computed {
+            t.dispose();
         }
         if has_parent {
             let mut s = self.stack.lock().unwrap_or_else(|p| p.into_inner());

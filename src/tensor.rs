@@ -2,7 +2,7 @@
 //! handle owns the storage, released on [`Tensor::dispose`] or `Drop`. Eager ops are in
 //! `tensor_ops.rs`.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::accounting::Exec;
@@ -29,6 +29,11 @@ pub(crate) struct TensorCore {
     disposed: AtomicBool,
     /// Exempt from tidy scopes (`keep`).
     pub(crate) kept: AtomicBool,
+    /// What computes it, while it is pending (see `lazy.rs`).
+    pub(crate) chain: Mutex<Option<crate::lazy::Chain>>,
+    pending: AtomicBool,
+    /// Pending chains reading it as a leaf.
+    pub(crate) dependents: AtomicUsize,
 }
 
 impl TensorCore {
@@ -47,16 +52,69 @@ impl TensorCore {
         if self.disposed.swap(true, Ordering::SeqCst) {
             return;
         }
+        if self.dependents.load(Ordering::SeqCst) > 0 {
+            crate::lazy::settle_readers(&self.session, self); // they read it before it goes
+        }
+        self.drop_chain(); // disposed unread: never computed
         if let Some(lease) = self.storage.lock().unwrap_or_else(|p| p.into_inner()).take() {
             self.session.release(self.id, lease);
         }
     }
 
-    pub(crate) fn buffer(&self) -> Result<&wgpu::Buffer> {
+    /// `DISPOSED` if disposed; reads nothing (a pending tensor stays pending).
+    pub(crate) fn check_live(&self) -> Result<()> {
         if self.is_disposed() {
             return Err(Error::Disposed(self.describe()));
         }
+        Ok(())
+    }
+
+    /// The storage, computed first if pending (every read of a tensor's contents comes here).
+    pub(crate) fn buffer(&self) -> Result<&wgpu::Buffer> {
+        self.check_live()?;
+        self.settle();
         Ok(&self.buffer)
+    }
+
+    /// The storage as an operand, as it is (pending or not, live or not).
+    pub(crate) fn operand_unchecked(&self) -> Operand<'_> {
+        Operand {
+            buffer: &self.buffer,
+            shape: &self.shape,
+            dtype: self.dtype,
+        }
+    }
+
+    /// Whether its kernel is deferred (see `lazy.rs`).
+    pub(crate) fn is_pending(&self) -> bool {
+        self.pending.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn set_chain(&self, chain: crate::lazy::Chain) {
+        *self.chain.lock().unwrap_or_else(|p| p.into_inner()) = Some(chain);
+        self.pending.store(true, Ordering::SeqCst);
+    }
+
+    /// Records its pending kernel, if any (held locked while recording: a concurrent reader
+    /// waits until the commands are in the batch).
+    pub(crate) fn settle(&self) {
+        if !self.is_pending() {
+            return;
+        }
+        let mut chain = self.chain.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = chain.take() {
+            crate::lazy::record(self, &c.resolved());
+        }
+        self.pending.store(false, Ordering::SeqCst);
+    }
+
+    /// Forgets its pending kernel (nothing will read it).
+    pub(crate) fn drop_chain(&self) {
+        if self.is_pending() {
+            let c = self.chain.lock().unwrap_or_else(|p| p.into_inner()).take();
+            self.pending.store(false, Ordering::SeqCst);
+            drop(c);
+        }
     }
 }
 
@@ -113,6 +171,9 @@ impl Tensor {
             byte_length,
             disposed: AtomicBool::new(false),
             kept: AtomicBool::new(false),
+            chain: Mutex::new(None),
+            pending: AtomicBool::new(false),
+            dependents: AtomicUsize::new(0),
         });
         Ok(Tensor { core })
     }
@@ -146,7 +207,12 @@ impl Tensor {
         self.core.is_disposed()
     }
 
-    /// The device buffer, or `DISPOSED`.
+    /// `DISPOSED` if disposed (a pending tensor stays pending).
+    pub(crate) fn check_live(&self) -> Result<()> {
+        self.core.check_live()
+    }
+
+    /// The device buffer (computed first if pending), or `DISPOSED`.
     pub(crate) fn buffer(&self) -> Result<&wgpu::Buffer> {
         self.core.buffer()
     }
@@ -178,6 +244,7 @@ impl Tensor {
         if self.is_disposed() {
             return;
         }
+        self.core.drop_chain(); // no handle can read it now
         let s = self.core.session.clone();
         s.forget(&[self.id()], crate::forgotten::Forgotten::Tensor(self));
     }

@@ -8,11 +8,21 @@ use crate::platform::Shared;
 use crate::session::SessionShared;
 use crate::tensor::Tensor;
 
-/// Runs `op` on `args` eagerly in `s`; the result is a new tensor owned by `s`.
+/// Runs `op` on `args` eagerly in `s`; the result is a new tensor owned by `s` — pending when the
+/// op is elementwise (see `lazy.rs`).
 pub(crate) fn apply(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor]) -> Result<Tensor> {
+    run(s, op, args, true)
+}
+
+/// [`apply`], its kernel recorded at once (inside composites, which fuse their own chains).
+pub(crate) fn apply_now(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor]) -> Result<Tensor> {
+    run(s, op, args, false)
+}
+
+fn run(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor], lazy: bool) -> Result<Tensor> {
     s.check_open()?;
     for a in args {
-        a.buffer()?;
+        a.check_live()?;
         if !a.belongs_to(s) {
             return Err(Error::InvalidArgument(format!(
                 "{}: {a:?} belongs to session '{}', not '{}'",
@@ -29,25 +39,70 @@ pub(crate) fn apply(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor]) -> Res
     let (dims, dtype) = infer(op, &typed)?;
     // concrete inputs give a concrete shape
     let shape: Vec<usize> = dims.into_iter().map(|d| d.unwrap_or(0)).collect();
-    let _submission = s.submission();
+    let shapes: Vec<&[usize]> = args.iter().map(|t| t.shape()).collect();
+    if lazy && crate::lazy::defers(op, args, dtype) {
+        let out = {
+            let _submission = s.submission(); // as every acquisition
+            Tensor::allocate(s, shape, dtype, op.name().to_string())?
+        };
+        crate::lazy::defer(s, op, args, &out);
+        s.scopes.observe(&s.ledger, op.name(), &shapes, &[&out]);
+        return Ok(out);
+    }
+    // a reduction of a pending tensor reads its chain as it reduces
+    let prologue = match (op, args) {
+        (Op::Reduce { .. }, [a]) if a.dtype() == dtype => crate::lazy::chain_of(a),
+        _ => None,
+    };
     let in_len = args.first().map_or(1, |a| a.shape().iter().product::<usize>()) as u64;
     let scratch = op.scratch_words(in_len, shape.iter().product::<usize>() as u64);
+    record_into(
+        s,
+        shape,
+        dtype,
+        op.name(),
+        &shapes,
+        scratch,
+        |ctx, enc, out| match &prologue {
+            Some(chain) => {
+                let leaves: Vec<_> = chain.leaves.iter().map(crate::lazy::LeafRef::operand).collect();
+                let group = chain.group(Some((op.clone(), args[0].shape().to_vec())));
+                crate::kernels::record_group(ctx, enc, &group, &leaves, out)
+            }
+            None => {
+                let operands = args.iter().map(|t| t.operand()).collect::<Result<Vec<_>>>()?;
+                crate::kernels::record(ctx, enc, op, &operands, out)
+            }
+        },
+    )
+}
+
+/// Allocates a tensor of `shape` (with `scratch` words for its kernel, admitted together), has
+/// `f` record what computes it, commits it and observes it in the tidy scopes' telemetry.
+pub(crate) fn record_into(
+    s: &Shared<SessionShared>,
+    shape: Vec<usize>,
+    dtype: crate::dtype::DType,
+    name: &str,
+    in_shapes: &[&[usize]],
+    scratch: u64,
+    f: impl FnOnce(&crate::kernels::Ctx, &mut crate::commands::Commands, crate::kernels::Operand) -> Result<()>,
+) -> Result<Tensor> {
+    let _submission = s.submission();
     if scratch > 0 {
         // the output and the kernel's scratch must fit together, before either is taken
         s.admit(&[crate::shape::byte_length(&shape)?, scratch * 4])?;
     }
-    let out = Tensor::allocate(s, shape, dtype, op.name().to_string())?;
-    let operands = args.iter().map(|t| t.operand()).collect::<Result<Vec<_>>>()?;
-    let alloc = |words| crate::session::scratch(s, words, op.name());
+    let out = Tensor::allocate(s, shape, dtype, name.to_string())?;
+    let alloc = |words| crate::session::scratch(s, words, name);
     let ctx = crate::kernels::Ctx {
         scratch: Some(&alloc),
         ..s.ctx()
     };
     let mut enc = crate::commands::Commands::default();
-    crate::kernels::record(&ctx, &mut enc, op, &operands, out.operand()?)?;
+    f(&ctx, &mut enc, out.operand()?)?;
     crate::session::commit(s, enc);
-    let shapes: Vec<&[usize]> = args.iter().map(|t| t.shape()).collect();
-    s.scopes.observe(&s.ledger, op.name(), &shapes, &[&out]);
+    s.scopes.observe(&s.ledger, name, in_shapes, &[&out]);
     Ok(out)
 }
 
@@ -59,7 +114,7 @@ macro_rules! run_composite {
         let s = &first.core.session;
         s.check_open()?;
         for t in [first $(, $x)*] {
-            t.buffer()?;
+            t.check_live()?;
             if !t.belongs_to(s) {
                 return Err(Error::InvalidArgument(format!(
                     "{t:?} belongs to session '{}', not '{}'",
@@ -133,8 +188,8 @@ impl Tensor {
     pub fn select_scalar(&self, cond: &Tensor, value: f64) -> Result<Tensor> {
         let s = &self.core.session;
         s.check_open()?;
-        self.buffer()?;
-        cond.buffer()?;
+        self.check_live()?;
+        cond.check_live()?;
         let dims = |t: &Tensor| t.shape().iter().map(|&d| Some(d)).collect::<Vec<_>>();
         let args = [
             (dims(self), self.dtype()),
@@ -154,7 +209,7 @@ impl Tensor {
     pub fn split(&self, sizes: &[usize], axis: i64) -> Result<Vec<Tensor>> {
         let s = &self.core.session;
         s.check_open()?;
-        self.buffer()?;
+        self.check_live()?;
         let meta = (
             self.shape().iter().map(|&d| Some(d)).collect::<Vec<_>>(),
             self.dtype(),
@@ -177,7 +232,7 @@ pub(crate) fn join(tensors: &[&Tensor], axis: i64, stack: bool) -> Result<Tensor
     let s = &first.core.session;
     s.check_open()?;
     for t in tensors {
-        t.buffer()?;
+        t.check_live()?;
         if !t.belongs_to(s) {
             return Err(Error::InvalidArgument(format!(
                 "{t:?} belongs to another session"
@@ -250,7 +305,7 @@ impl Tensor {
     pub fn binary_scalar(&self, op: BinaryOp, value: f64) -> Result<Tensor> {
         let s = &self.core.session;
         s.check_open()?;
-        self.buffer()?;
+        self.check_live()?;
         let dims = self.shape().iter().map(|&d| Some(d)).collect();
         let (out, _) = infer(&Op::Binary(op), &[(dims, self.dtype()), (vec![], self.dtype())])?;
         self.dtype().word_from_f64(value)?;

@@ -125,6 +125,18 @@ fn layer_norm_reads_its_chain_through_the_reduction() {
 }
 
 #[test]
+fn eager_chains_are_one_kernel() {
+    block_on(common::lazy::eager_chains_are_one_kernel(&session(None)));
+}
+
+#[test]
+fn pending_values_are_computed_when_needed() {
+    block_on(common::lazy::pending_values_are_computed_when_needed(&session(
+        None,
+    )));
+}
+
+#[test]
 fn an_idle_session_gives_its_cache_back() {
     block_on(common::idle::an_idle_session_gives_its_cache_back());
 }

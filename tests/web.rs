@@ -318,6 +318,16 @@ async fn layer_norm_reads_its_chain_through_the_reduction() {
 }
 
 #[wasm_bindgen_test]
+async fn eager_chains_are_one_kernel() {
+    common::lazy::eager_chains_are_one_kernel(&session().await).await;
+}
+
+#[wasm_bindgen_test]
+async fn pending_values_are_computed_when_needed() {
+    common::lazy::pending_values_are_computed_when_needed(&session().await).await;
+}
+
+#[wasm_bindgen_test]
 async fn an_idle_session_gives_its_cache_back() {
     common::idle::an_idle_session_gives_its_cache_back().await;
 }

@@ -26,6 +26,8 @@ pub(super) fn unary_body(op: UnaryOp, t: &str) -> &'static str {
         UnaryOp::Relu if t == "f32" => {
             "if ((bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u) { return x; } return select(x, T(0), x < T(0));"
         }
+        // |x| of a u32 is x; said outright, since backends differ (wgpu's GL path took it as signed)
+        UnaryOp::Abs if t == "u32" => "return x;",
         // WGSL's sign() has no u32 form
         UnaryOp::Sign if t == "u32" => "return select(0u, 1u, x > 0u);",
         _ => op.body(),

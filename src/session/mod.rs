@@ -4,6 +4,8 @@
 mod make;
 mod shared;
 
+#[cfg(target_arch = "wasm32")]
+pub(crate) use shared::on_yield;
 use shared::NEXT_SESSION;
 pub(crate) use shared::{commit, constant_in, host_vec, scalar_in, scratch, write, SessionShared};
 
@@ -128,6 +130,7 @@ impl Session {
                 },
                 me: me.clone(),
                 idle: crate::idle::Idle::new(idle_trim_ms),
+                deferred: Default::default(),
             }),
             dispose_on_drop: true,
         })
@@ -223,6 +226,7 @@ impl Session {
     /// the device, not the cache. Idempotent.
     pub fn dispose(&self) {
         if !self.shared.disposed.swap(true, Ordering::SeqCst) {
+            crate::lazy::settle_all(&self.shared);
             self.shared.flush(); // work on tensors that outlive the session still runs
             self.shared.forgotten.release();
             self.shared.pool().drain();
@@ -247,6 +251,7 @@ impl Session {
     pub async fn sync(&self) -> Result<()> {
         self.shared.check_open()?;
         let start = crate::platform::now_ms();
+        crate::lazy::settle_all(&self.shared);
         self.shared.flush();
         let _busy = self.shared.idle.busy();
         self.shared.gpu.sync().await?;

@@ -49,6 +49,8 @@ pub(crate) struct SessionShared {
     pub(crate) me: crate::platform::WeakShared<SessionShared>,
     /// Activity and the idle timer (see `idle.rs`).
     pub(crate) idle: crate::idle::Idle,
+    /// Its pending tensors (see `lazy.rs`).
+    pub(crate) deferred: crate::lazy::Deferred,
 }
 
 impl Drop for SessionShared {
@@ -260,10 +262,20 @@ pub(crate) fn commit(s: &Shared<SessionShared>, c: crate::commands::Commands) {
         s.flush();
     }
     #[cfg(target_arch = "wasm32")]
-    if !s.gpu.pending.is_empty() && !s.flush_scheduled.swap(true, Ordering::SeqCst) {
+    if !s.gpu.pending.is_empty() {
+        on_yield(s);
+    }
+}
+
+/// In the browser: when the calling task yields, the pending tensors are computed and the batch
+/// is submitted (once per task, however many calls asked).
+#[cfg(target_arch = "wasm32")]
+pub(crate) fn on_yield(s: &Shared<SessionShared>) {
+    if !s.flush_scheduled.swap(true, Ordering::SeqCst) {
         let weak = Shared::downgrade(s);
         wasm_bindgen_futures::spawn_local(async move {
             if let Some(s) = weak.upgrade() {
+                crate::lazy::settle_all(&s); // its commits find the flush scheduled
                 s.flush_scheduled.store(false, Ordering::SeqCst);
                 s.flush();
             }

@@ -11,33 +11,52 @@ fn exec(s: &Session) -> (u64, u64, u64) {
     (st.submits, st.dispatches, st.bind_group_cache_entries)
 }
 
-/// 1000 × `square` on `[3]`, each in its own tidy scope, then one readback.
+/// 1000 × `square` on `[3]`, each in its own tidy scope (disposed unread: never computed); 1000 ×
+/// `sum(square)` in tidy scopes (computed, batched, bind groups reused); 1000 kept, then `sync()`.
 pub async fn eager_work_is_batched(s: &Session) {
     let x = s.tensor(&[1.0f32, -2.0, 3.0], &[3]).unwrap();
-    // warm-up: the pipeline, parameter buffer and bind group are made once
-    s.tidy(|| x.square().map(|_| ()).unwrap());
-    s.sync().await.unwrap();
-    let (sub0, disp0, binds0) = exec(s);
+    // warm-up: the pipelines, parameter buffers and bind groups are made once
+    let w = s.tidy(|| x.square().unwrap().sum(&[], false).unwrap());
+    assert_eq!(w.read::<f32>().await.unwrap(), vec![14.0]);
+    drop(w);
+    let (_, disp0, binds0) = exec(s);
     let live0 = s.stats().live_bytes;
     for _ in 0..1000 {
         s.tidy(|| {
             let y = x.square().unwrap();
-            // accounting is exact when the call returns, before any submission
+            // accounting is exact when the call returns, before anything is computed
             assert_eq!(s.stats().live_bytes, live0 + 12);
+            drop(y);
+        });
+    }
+    s.sync().await.unwrap();
+    let (sub1, disp1, _) = exec(s);
+    assert_eq!(disp1, disp0, "results disposed unread are never computed");
+    for _ in 0..1000 {
+        s.tidy(|| {
+            // the square (dropped unread: never computed) is read by the sum as it reduces
+            let y = x.square().unwrap().sum(&[], false).unwrap();
+            assert_eq!(s.stats().live_bytes, live0 + 4);
             drop(y);
         });
     }
     let y = x.square().unwrap();
     assert_eq!(y.read::<f32>().await.unwrap(), vec![1.0, 4.0, 9.0]);
-    let (sub1, disp1, binds1) = exec(s);
-    assert_eq!(disp1 - disp0, 1001, "every dispatch counted");
+    let (sub2, disp2, binds2) = exec(s);
+    assert_eq!(disp2 - disp1, 1001, "every dispatch counted");
     // one submission per 64 dispatches, plus the readback's
     assert!(
-        sub1 - sub0 <= 1001 / 64 + 2,
+        sub2 - sub1 <= 1001 / 64 + 2,
         "{} submissions for 1001 ops",
-        sub1 - sub0
+        sub2 - sub1
     );
-    assert_eq!(binds1, binds0, "a warm tidy loop binds only what it bound before");
+    // a warm tidy loop makes no bind group per iteration (y and its buffer may add one each)
+    assert!(binds2 - binds0 <= 2, "{} new bind groups", binds2 - binds0);
+    let kept: Vec<_> = (0..1000).map(|_| x.square().unwrap()).collect();
+    assert_eq!(s.stats().live_bytes, live0 + 12 + 12_000);
+    s.sync().await.unwrap(); // computes the pending results
+    assert_eq!(exec(s).1 - disp2, 1000);
+    assert_eq!(kept[999].read::<f32>().await.unwrap(), vec![1.0, 4.0, 9.0]);
 }
 
 /// Work pending on a buffer that is then disposed, destroyed, or reused by an upload still sees

@@ -5,6 +5,7 @@ pub mod batch;
 pub mod composite;
 pub mod grad;
 pub mod idle;
+pub mod lazy;
 pub mod nn;
 pub mod ops;
 pub mod table;
