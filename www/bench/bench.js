@@ -295,7 +295,7 @@ async function main() {
   {
     const rp = await chainPeers(xHost, eagerOut);
     row('a1', 'chain of 8 elementwise ops, 1M floats: eager (+ readback)', await withPeers(rp, { affon: () => readA(chainA), tfjs: readT }),
-      { check, peers: rp, note: `8 dispatches + 4 MiB readback (to_array / data); ${chainNote}` });
+      { check, peers: rp, note: `affon: one fused kernel (its eager ops are deferred and fused; the 7 intermediates, disposed unread by the tidy, are never written) + 4 MiB readback (to_array / data); ${chainNote}` });
     await rp.dispose();
   }
   {
@@ -316,7 +316,7 @@ async function main() {
       { check, peers: rp, blank: ['jax'], note: 'as a3, affon runs the Program; jax-js eager is in a3' });
     await rp.dispose();
   }
-  // Diagnostics that split the eager cost: per-op overhead (tiny tensor), unary and broadcast-binary kernels.
+  // Diagnostics that split the eager cost: per-op overhead (tiny tensor), unary and broadcast-binary chains.
   const xs = session.tensor(xHost.subarray(0, 4096), [4096]); const xst = tf.tensor1d(xHost.subarray(0, 4096));
   const smallA = () => session.tidy(() => xs.mul(c1a).add(c2a).relu().square().sqrt().exp().neg().abs());
   const smallT = () => tf.tidy(() => tf.abs(tf.neg(tf.exp(tf.sqrt(tf.square(tf.relu(tf.add(tf.mul(xst, c1t), c2t))))))));
@@ -325,22 +325,22 @@ async function main() {
     const smallCheck = maxRelDiff(smallOut, await (async () => { const y = smallT(); const v = await y.data(); y.dispose(); return v; })());
     const rp = await chainPeers(xHost.subarray(0, 4096), smallOut);
     row('a5', 'same chain on 4,096 floats, eager (+ readback)', await withPeers(rp, { affon: () => readA(smallA), tfjs: async () => { const y = smallT(); await y.data(); y.dispose(); } }),
-      { check: smallCheck, peers: rp, note: 'device work is negligible: per-op host/driver overhead + one 16 KiB readback; peers as a1' });
+      { check: smallCheck, peers: rp, note: 'device work is negligible: per-op host overhead (affon: 8 deferred ops, one kernel) + one 16 KiB readback; peers as a1' });
     await rp.dispose();
   }
   const reluA = () => session.tidy(() => { let y = xa; for (let i = 0; i < 8; i++) y = y.relu(); return y; });
   const reluT = () => tf.tidy(() => { let y = xt; for (let i = 0; i < 8; i++) y = tf.relu(y); return y; });
   row('a6', '8 × relu on 1M floats, eager, queue drain', await pair(async () => { const y = reluA(); await session.sync(); y.dispose(); },
-    async () => { const y = reluT(); await tfQueueSync(); y.dispose(); }), { note: 'unary kernels only' });
+    async () => { const y = reluT(); await tfQueueSync(); y.dispose(); }), { note: 'TF.js: 8 unary kernels; affon: one fused kernel (eager elementwise ops are deferred and fused)' });
   const mulA = () => session.tidy(() => { let y = xa; for (let i = 0; i < 8; i++) y = y.mul(c1a); return y; });
   const mulT = () => tf.tidy(() => { let y = xt; for (let i = 0; i < 8; i++) y = tf.mul(y, c1t); return y; });
   row('a7', '8 × mul by a scalar tensor on 1M floats, eager, queue drain', await pair(async () => { const y = mulA(); await session.sync(); y.dispose(); },
-    async () => { const y = mulT(); await tfQueueSync(); y.dispose(); }), { note: 'broadcasting binary kernels only' });
+    async () => { const y = mulT(); await tfQueueSync(); y.dispose(); }), { note: 'TF.js: 8 broadcasting binary kernels; affon: one fused kernel' });
   const ones = session.tensor(new Float32Array(N).fill(0.5), [N]); const onest = tf.tensor1d(new Float32Array(N).fill(0.5));
   const mulSameA = () => session.tidy(() => { let y = xa; for (let i = 0; i < 8; i++) y = y.mul(ones); return y; });
   const mulSameT = () => tf.tidy(() => { let y = xt; for (let i = 0; i < 8; i++) y = tf.mul(y, onest); return y; });
   row('a8', '8 × mul by a same-shape tensor on 1M floats, eager, queue drain', await pair(async () => { const y = mulSameA(); await session.sync(); y.dispose(); },
-    async () => { const y = mulSameT(); await tfQueueSync(); y.dispose(); }), { note: 'binary kernels without broadcasting (reads 8 MiB per op instead of 4)' });
+    async () => { const y = mulSameT(); await tfQueueSync(); y.dispose(); }), { note: 'TF.js: 8 binary kernels without broadcasting (8 MiB read per op); affon: one fused kernel reading x and the operand once' });
   xs.dispose(); xst.dispose(); ones.dispose(); onest.dispose();
   // a9: the chain followed by a full sum, one scalar read back.
   {
@@ -364,6 +364,11 @@ async function main() {
     row('a9', 'chain + full sum, 1M floats: affon compiled Program vs jax-js jit and the others (+ scalar readback)',
       await withPeers(rp, { affon: async () => { const y = runSum(); await y.item(); y.dispose(); }, tfjs: async () => { const y = sumT(); await y.data(); y.dispose(); } }),
       { check: sumCheck, peers: rp, note: `affon: one Program (chain, sum node), item(); TF.js eager + tf.sum; ORT: the graph + ReduceSum (keepdims 0); jax-js: np.sum, eager and jit; sum ≈ ${sumOut[0].toFixed(1)}` });
+    const sumEagerA = () => session.tidy(() => xa.mul(c1a).add(c2a).relu().square().sqrt().exp().neg().abs().sum());
+    const eagerSum = await (async () => { const y = sumEagerA(); const v = [await y.item()]; y.dispose(); return v; })();
+    row('a9e', 'chain + full sum, 1M floats: affon eager vs TF.js eager, ORT graph, jax-js eager and jit (+ scalar readback)',
+      await withPeers(rp, { affon: async () => { const y = sumEagerA(); await y.item(); y.dispose(); }, tfjs: async () => { const y = sumT(); await y.data(); y.dispose(); } }),
+      { check: maxRelDiff(eagerSum, sumOut), peers: rp, note: 'affon: the eager chain in a tidy, then sum(): the sum reads the deferred chain as it reduces (x read once, nothing else written); check: against the compiled result; peers as a9' });
     await o?.dispose(); j?.dispose();
     sumExe.dispose(); sp.free();
   }
@@ -515,26 +520,22 @@ async function main() {
         tfjs: async () => { tf.tidy(() => { for (let i = 0; i < hN; i++) tf.square(x3t); }); await tfQueueSync(); },
       });
       row('h2', '1000 × square on a [3] tensor inside one tidy, queue drain', r, { check: h3check, peers: rp, blank: ['ort', 'jaxJit'],
-        note: 'session.tidy / tf.tidy free the 1000 results at the end of the scope' });
+        note: 'session.tidy / tf.tidy free the 1000 results at the end of the scope; affon defers elementwise ops, so the 1000 results, disposed unread, are never dispatched (TF.js runs 1000 kernels)' });
     }
     // h3: dispose each result right away.
     {
       const rp = new RowPeers();
-      let lazyMs = null;
-      if (t3) {
-        // Measured for the note only: jax-js never dispatches a kernel whose result is disposed unrealised.
-        await t3.disposeEach(hN);
-        const xs3 = [];
-        for (let i = 0; i < REPS; i++) { const t0 = now(); await t3.disposeEach(hN); xs3.push(now() - t0); }
-        lazyMs = median(xs3);
-      }
-      rp.skip('jax', t3 ? `jax-js is lazy: a result disposed before it is realised is never dispatched, so this loop does no device work (it takes ${fmtTime(lazyMs)} to build and drop the 1000 pending ops); no comparable form`
-        : peerState.jax.reason);
+      // jax-js and affon are both lazy here: a result disposed before it is read is never
+      // dispatched, so this loop does no device work in either (TF.js runs 1000 kernels)
+      if (t3) await rp.add('jax', () => t3.disposeEach(hN), t3.check, sq3);
+      else rp.skip('jax', peerState.jax.reason);
       const r = await bench({
         affon: async () => { for (let i = 0; i < hN; i++) x3a.square().dispose(); await session.sync(); },
         tfjs: async () => { for (let i = 0; i < hN; i++) tf.square(x3t).dispose(); await tfQueueSync(); },
+        ...rp.sides,
       });
-      row('h3', '1000 × square on a [3] tensor, dispose each, queue drain', r, { check: h3check, peers: rp, blank: ['ort', 'jaxJit'], note: noJit });
+      row('h3', '1000 × square on a [3] tensor, dispose each, queue drain', r, { check: h3check, peers: rp, blank: ['ort', 'jaxJit'],
+        note: `affon and jax-js are lazy: each result is disposed unread, so neither dispatches a kernel (TF.js runs 1000); ${noJit}` });
     }
     t3?.dispose(); x3a.dispose(); x3t.dispose();
   }
