@@ -8,11 +8,11 @@ use affon::{DType, Session, Tensor};
 
 use super::ops::Rng;
 
-fn dispatches(s: &Session) -> u64 {
+pub(super) fn dispatches(s: &Session) -> u64 {
     s.stats().dispatches
 }
 
-async fn read(t: &Tensor) -> Vec<f32> {
+pub(super) async fn read(t: &Tensor) -> Vec<f32> {
     t.read::<f32>().await.unwrap()
 }
 

@@ -8,16 +8,9 @@
 use affon::program::Program;
 use affon::{DType, Session, Tensor};
 
+use super::composite::{dispatches, read};
 use super::ledger::{assert_unchanged, ledger};
 use super::ops::Rng;
-
-fn dispatches(s: &Session) -> u64 {
-    s.stats().dispatches
-}
-
-async fn read(t: &Tensor) -> Vec<f32> {
-    t.read::<f32>().await.unwrap()
-}
 
 /// `got` equals the float64 `want` within `rel` of its magnitude (at least 1).
 fn close(what: &str, got: &[f32], want: &[f64], rel: f64) {
