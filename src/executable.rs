@@ -227,7 +227,7 @@ impl Executable {
             if inputs[..i].iter().any(|(n, _)| n == name) {
                 return Err(Error::InvalidArgument(format!("input '{name}' is given twice")));
             }
-            t.buffer()?;
+            t.check_live()?;
             if !t.belongs_to(s) {
                 return Err(Error::InvalidArgument(format!(
                     "input '{name}': {t:?} belongs to session '{}', not '{}'",

@@ -57,7 +57,9 @@ impl Clone for LeafRef {
 
 impl Drop for LeafRef {
     fn drop(&mut self) {
-        self.0.dependents.fetch_sub(1, Ordering::SeqCst);
+        if self.0.dependents.fetch_sub(1, Ordering::SeqCst) == 1 && self.0.is_disposed() {
+            self.0.release_storage(); // disposed while this reader held it
+        }
     }
 }
 
@@ -89,7 +91,7 @@ impl Chain {
             .inlined
             .iter()
             .filter_map(|(w, at)| Some((*at, w.upgrade()?)))
-            .filter(|(_, c)| !c.is_pending() && !c.is_disposed())
+            .filter(|(_, c)| c.is_computed())
             .collect();
         if computed.is_empty() {
             return self.clone();

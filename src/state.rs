@@ -36,7 +36,7 @@ impl ExecutionState {
                     "state '{name}' is initialised twice"
                 )));
             }
-            t.buffer()?;
+            t.check_live()?;
             if !t.belongs_to(s) {
                 return Err(Error::InvalidArgument(format!(
                     "state '{name}': {t:?} belongs to another session"

@@ -32,6 +32,8 @@ pub(crate) struct TensorCore {
     /// What computes it, while it is pending (see `lazy.rs`).
     pub(crate) chain: Mutex<Option<crate::lazy::Chain>>,
     pending: AtomicBool,
+    /// Its pending kernel was dropped unrun (disposed or forgotten unread).
+    unwritten: AtomicBool,
     /// Pending chains reading it as a leaf.
     pub(crate) dependents: AtomicUsize,
 }
@@ -56,6 +58,15 @@ impl TensorCore {
             crate::lazy::settle_readers(&self.session, self); // they read it before it goes
         }
         self.drop_chain(); // disposed unread: never computed
+                           // A reader still holding it (natively: a chain being built, or a reduction recording its
+                           // prologue, on another thread) releases the storage when it lets go (`LeafRef::drop`).
+        if self.dependents.load(Ordering::SeqCst) == 0 {
+            self.release_storage();
+        }
+    }
+
+    /// Gives its storage back to the pool (once).
+    pub(crate) fn release_storage(&self) {
         if let Some(lease) = self.storage.lock().unwrap_or_else(|p| p.into_inner()).take() {
             self.session.release(self.id, lease);
         }
@@ -108,13 +119,20 @@ impl TensorCore {
         self.pending.store(false, Ordering::SeqCst);
     }
 
-    /// Forgets its pending kernel (nothing will read it).
+    /// Forgets its pending kernel (nothing will read it): its storage stays unwritten.
     pub(crate) fn drop_chain(&self) {
         if self.is_pending() {
             let c = self.chain.lock().unwrap_or_else(|p| p.into_inner()).take();
+            self.unwritten.store(true, Ordering::SeqCst);
             self.pending.store(false, Ordering::SeqCst);
             drop(c);
         }
+    }
+
+    /// Whether its storage holds its value: computed, neither pending nor dropped unread (a
+    /// chain that inlined it may read it as a leaf then).
+    pub(crate) fn is_computed(&self) -> bool {
+        !self.is_pending() && !self.unwritten.load(Ordering::SeqCst) && !self.is_disposed()
     }
 }
 
@@ -173,6 +191,7 @@ impl Tensor {
             kept: AtomicBool::new(false),
             chain: Mutex::new(None),
             pending: AtomicBool::new(false),
+            unwritten: AtomicBool::new(false),
             dependents: AtomicUsize::new(0),
         });
         Ok(Tensor { core })
@@ -283,7 +302,7 @@ impl Tensor {
 
     /// The values, as `T` (whose dtype must match). Synchronises with queued device work.
     pub async fn read<T: Element>(&self) -> Result<Vec<T>> {
-        self.buffer()?;
+        self.check_live()?;
         if T::DTYPE != self.core.dtype {
             return Err(Error::DtypeMismatch(format!(
                 "{} read as {}",
@@ -312,7 +331,7 @@ impl Tensor {
 
     /// The single value of a one-element tensor, as a number.
     pub async fn item_f64(&self) -> Result<f64> {
-        self.buffer()?;
+        self.check_live()?;
         if self.size() != 1 {
             return Err(Error::ShapeMismatch(format!(
                 "item() needs a tensor with exactly one element, got shape {:?}",

@@ -237,8 +237,26 @@ pub async fn pending_values_are_computed_when_needed(s: &Session) {
     assert_eq!(err.code(), "SHAPE_MISMATCH");
     assert_unchanged(&before_bad, &ledger(), "a failed op on a pending value");
     assert_eq!(dispatches(s), d_bad, "the pending value stays pending");
+    // so do a failed read, a failed item() and a failed run over it: nothing is computed
+    assert_eq!(pend.read::<i32>().await.unwrap_err().code(), "DTYPE_MISMATCH");
+    assert_eq!(pend.item_f64().await.unwrap_err().code(), "SHAPE_MISMATCH");
+    let err = exe.run(&[("x", &pend)], None).unwrap_err(); // its state is missing
+    assert_eq!(err.code(), "INVALID_ARGUMENT");
+    assert_unchanged(
+        &before_bad,
+        &ledger(),
+        "failed reads and a failed run of a pending value",
+    );
+    assert_eq!(dispatches(s), d_bad);
     drop(bad);
     let want: Vec<f64> = xs.iter().map(|&v| (v as f64).exp()).collect();
     close("exp", &read(&pend).await, &want, 1e-5);
     assert_eq!(dispatches(s) - d2, 1);
+    // a pending value forgotten (its handle collected unread) after a reader inlined it: the
+    // reader computes it itself, never reading the forgotten value's unwritten storage
+    let f = x.add(&x).unwrap();
+    let g = f.relu().unwrap();
+    f.forget(); // stays accounted until the session goes
+    let want: Vec<f64> = xs.iter().map(|&v| (2.0 * v as f64).max(0.0)).collect();
+    close("relu(x + x), x + x forgotten", &read(&g).await, &want, 1e-6);
 }
