@@ -17,15 +17,12 @@ use std::rc::Rc;
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::{compose, infer, Dims, Op, Rule};
+use crate::ops::{compose, infer, Dims, Op};
 use crate::platform::Shared;
-use crate::program::fusion::{Group, Ref, Step, MAX_LEAVES};
+use crate::program::fusion::{append_steps, chainable, Group, Ref, Step, MAX_EAGER_STEPS, MAX_LEAVES};
 use crate::session::SessionShared;
 use crate::tensor::Tensor;
 use crate::tensor_ops::{apply_now as apply, record_into};
-
-/// Most steps one pending chain holds before it is run.
-const MAX_STEPS: usize = 32;
 
 /// A tensor a value reads: the caller's, or one the composite made.
 #[derive(Clone)]
@@ -63,14 +60,6 @@ pub(crate) enum Val<'a> {
 
 /// The eager builder of composites in one session; `'a` is the caller's tensors' lifetime.
 pub(crate) struct Eager<'s, 'a>(&'s Shared<SessionShared>, PhantomData<&'a Tensor>);
-
-fn chainable(op: &Op) -> bool {
-    match op {
-        Op::Unary(_) => true,
-        Op::Binary(b) => b.rule() != Rule::Compare,
-        _ => false,
-    }
-}
 
 impl<'s, 'a> Eager<'s, 'a> {
     pub(crate) fn new(s: &'s Shared<SessionShared>) -> Self {
@@ -177,23 +166,9 @@ impl<'s, 'a> Eager<'s, 'a> {
                 Val::Scalar(w, d) if *d != DType::Float32 || f32::from_bits(*w).is_finite() => Ref::Const(*w),
                 Val::Chain(c) if c.ran.borrow().is_none() && c.shape == shape && c.dtype == dtype => {
                     // the chain's steps join this one's, its leaves renumbered
-                    let base = steps.len();
-                    for st in &c.steps {
-                        let args = st
-                            .args
-                            .iter()
-                            .map(|r| match *r {
-                                Ref::Leaf(k) => leaf(&mut leaves, c.leaves[k].clone()),
-                                Ref::Step(k) => Ref::Step(base + k),
-                                other => other,
-                            })
-                            .collect();
-                        steps.push(Step {
-                            op: st.op.clone(),
-                            args,
-                        });
-                    }
-                    Ref::Step(steps.len() - 1)
+                    Ref::Step(append_steps(&mut steps, &c.steps, |k| {
+                        leaf(&mut leaves, c.leaves[k].clone())
+                    }))
                 }
                 other => {
                     let src = self.tensor_of(other)?;
@@ -201,7 +176,7 @@ impl<'s, 'a> Eager<'s, 'a> {
                 }
             });
         }
-        if leaves.is_empty() || leaves.len() > MAX_LEAVES || steps.len() >= MAX_STEPS {
+        if leaves.is_empty() || leaves.len() > MAX_LEAVES || steps.len() >= MAX_EAGER_STEPS {
             return Ok(None);
         }
         steps.push(Step {

@@ -17,7 +17,7 @@
 //! no submission lock: a pending tensor's storage is its own from its creation, and its leaves are
 //! live until it has been recorded, so the batch order is the only order that matters.
 //!
-//! A chain holds at most [`MAX_STEPS`] steps and [`MAX_LEAVES`] leaves; past that its pending
+//! A chain holds at most [`MAX_EAGER_STEPS`] steps and [`MAX_LEAVES`] leaves; past that its pending
 //! inputs are computed first and read as leaves.
 
 use std::sync::atomic::Ordering;
@@ -25,14 +25,11 @@ use std::sync::Mutex;
 
 use crate::dtype::DType;
 use crate::kernels::Operand;
-use crate::ops::{Op, Rule};
+use crate::ops::Op;
 use crate::platform::{Shared, WeakShared};
-use crate::program::fusion::{Group, Ref, Step, MAX_LEAVES};
+use crate::program::fusion::{append_steps, chainable, Group, Ref, Step, MAX_EAGER_STEPS, MAX_LEAVES};
 use crate::session::SessionShared;
 use crate::tensor::{Tensor, TensorCore};
-
-/// Most steps one pending chain holds.
-pub(crate) const MAX_STEPS: usize = 32;
 
 /// A leaf of a pending chain: a computed tensor, counting this reader while it is held.
 pub(crate) struct LeafRef(pub(crate) Shared<TensorCore>);
@@ -153,11 +150,7 @@ impl Chain {
 
     /// `core` as a leaf of this chain (added once).
     fn leaf(&mut self, core: &Shared<TensorCore>) -> Ref {
-        let at = self.leaves.iter().position(|l| Shared::ptr_eq(&l.0, core));
-        Ref::Leaf(at.unwrap_or_else(|| {
-            self.leaves.push(LeafRef::new(core));
-            self.leaves.len() - 1
-        }))
+        leaf_of(&mut self.leaves, core)
     }
 
     fn reads(&self, leaf: &TensorCore) -> bool {
@@ -165,6 +158,15 @@ impl Chain {
             .iter()
             .any(|l| std::ptr::eq(Shared::as_ptr(&l.0), leaf))
     }
+}
+
+/// `core` as one of `leaves` (added once).
+fn leaf_of(leaves: &mut Vec<LeafRef>, core: &Shared<TensorCore>) -> Ref {
+    let at = leaves.iter().position(|l| Shared::ptr_eq(&l.0, core));
+    Ref::Leaf(at.unwrap_or_else(|| {
+        leaves.push(LeafRef::new(core));
+        leaves.len() - 1
+    }))
 }
 
 /// A session's pending tensors, weakly (settled all at once, or those reading a leaf).
@@ -201,12 +203,7 @@ impl Deferred {
 
 /// Whether `op` on `args` (giving `dtype`) is deferred.
 pub(crate) fn defers(op: &Op, args: &[&Tensor], dtype: DType) -> bool {
-    let elementwise = match op {
-        Op::Unary(_) => true,
-        Op::Binary(b) => b.rule() != Rule::Compare,
-        _ => false,
-    };
-    elementwise && args.iter().all(|a| a.dtype() == dtype)
+    chainable(op) && args.iter().all(|a| a.dtype() == dtype)
 }
 
 /// The pending chain computing `op` on `args` at `shape`, its pending inputs at that shape
@@ -230,22 +227,8 @@ fn build(op: &Op, args: &[&Tensor], shape: &[usize]) -> Option<Chain> {
             if let Some(c) = pending.as_ref() {
                 let c = c.resolved();
                 let base = chain.steps.len();
-                for st in &c.steps {
-                    let args = st
-                        .args
-                        .iter()
-                        .map(|r| match *r {
-                            Ref::Leaf(k) => chain.leaf(&c.leaves[k].0),
-                            Ref::Step(k) => Ref::Step(base + k),
-                            other => other,
-                        })
-                        .collect();
-                    chain.steps.push(Step {
-                        op: st.op.clone(),
-                        args,
-                    });
-                }
-                let root = chain.steps.len() - 1;
+                let (steps, leaves) = (&mut chain.steps, &mut chain.leaves);
+                let root = append_steps(steps, &c.steps, |k| leaf_of(leaves, &c.leaves[k].0));
                 chain
                     .inlined
                     .extend(c.inlined.iter().map(|(w, k)| (w.clone(), base + k)));
@@ -257,7 +240,7 @@ fn build(op: &Op, args: &[&Tensor], shape: &[usize]) -> Option<Chain> {
         a.core.settle(); // read as a leaf: computed first
         refs.push(chain.leaf(&a.core));
     }
-    if chain.leaves.len() > MAX_LEAVES || chain.steps.len() >= MAX_STEPS {
+    if chain.leaves.len() > MAX_LEAVES || chain.steps.len() >= MAX_EAGER_STEPS {
         return None;
     }
     chain.steps.push(Step {

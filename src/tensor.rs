@@ -57,9 +57,10 @@ impl TensorCore {
         if self.dependents.load(Ordering::SeqCst) > 0 {
             crate::lazy::settle_readers(&self.session, self); // they read it before it goes
         }
-        self.drop_chain(); // disposed unread: never computed
-                           // A reader still holding it (natively: a chain being built, or a reduction recording its
-                           // prologue, on another thread) releases the storage when it lets go (`LeafRef::drop`).
+        // disposed unread: never computed
+        self.drop_chain();
+        // a reader still holding it (natively: a chain being built, or a reduction recording its
+        // prologue, on another thread) releases the storage when it lets go (`LeafRef::drop`)
         if self.dependents.load(Ordering::SeqCst) == 0 {
             self.release_storage();
         }

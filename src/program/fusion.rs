@@ -58,15 +58,46 @@ pub(crate) struct Fusion {
     pub groups: HashMap<NodeId, Group>,
 }
 
+/// Most steps an eager chain holds (`lazy.rs`, `composite.rs`) before it is run.
+pub(crate) const MAX_EAGER_STEPS: usize = 32;
+
 /// Unary and binary ops whose output dtype is their inputs' (comparisons change it: not fused).
-fn elementwise(n: &Node) -> bool {
-    match n {
-        Node::Op { op: Op::Unary(_), .. } => true,
-        Node::Op {
-            op: Op::Binary(b), ..
-        } => b.rule() != crate::ops::Rule::Compare,
+pub(crate) fn chainable(op: &Op) -> bool {
+    match op {
+        Op::Unary(_) => true,
+        Op::Binary(b) => b.rule() != crate::ops::Rule::Compare,
         _ => false,
     }
+}
+
+fn elementwise(n: &Node) -> bool {
+    matches!(n, Node::Op { op, .. } if chainable(op))
+}
+
+/// Appends the steps of another chain to `steps`, its step references shifted and each of its
+/// leaves `k` read as `leaf(k)`; the index of its root.
+pub(crate) fn append_steps(
+    steps: &mut Vec<Step>,
+    other: &[Step],
+    mut leaf: impl FnMut(usize) -> Ref,
+) -> usize {
+    let base = steps.len();
+    for st in other {
+        let args = st
+            .args
+            .iter()
+            .map(|r| match *r {
+                Ref::Leaf(k) => leaf(k),
+                Ref::Step(k) => Ref::Step(base + k),
+                other => other,
+            })
+            .collect();
+        steps.push(Step {
+            op: st.op.clone(),
+            args,
+        });
+    }
+    steps.len() - 1
 }
 
 fn args(n: &Node) -> &[NodeId] {
