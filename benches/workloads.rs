@@ -1,5 +1,5 @@
 //! Native criterion benches for the browser bench's workloads (BENCHMARKS.md, "Native"):
-//! - a compiled 8-op chain + `sum` on 1M floats (one kernel), beside the host's memory bandwidth
+//! - a compiled 8-op chain + `sum` on 1M and 16M floats (one kernel), beside the host's memory bandwidth
 //!   (a 64 MiB memcpy, read + write) measured in the same run;
 //! - 1000 × `square` on `[3]`: plain, in one tidy, disposing each;
 //! - a MobileNet-style block on 1×112×112×32 (depthwise 3×3 + batchNorm + relu6, pointwise 1×1 to
@@ -163,6 +163,17 @@ mod native {
             b.iter(|| read(&exe.run(&[("x", &x)], None).unwrap().remove(0).1))
         });
         g.finish();
+        // the same at the memcpy's size (64 MiB read), where a run's fixed cost (submission,
+        // the combining pass, the readback) is a small part
+        let xl = s.random_uniform(&[big], 0.0, 1.0, 2).unwrap();
+        let mut g = c.benchmark_group("chain + sum, 16M floats (64 MiB)");
+        g.throughput(Throughput::Bytes(4 * big as u64));
+        g.sample_size(10);
+        g.bench_function("compiled (one kernel)", |b| {
+            b.iter(|| read(&exe.run(&[("x", &xl)], None).unwrap().remove(0).1))
+        });
+        g.finish();
+        drop(xl);
         let mut g = c.benchmark_group("host memcpy, 64 MiB (read + write)");
         g.throughput(Throughput::Bytes(4 * big as u64));
         g.bench_function("copy_from_slice", |b| {

@@ -120,6 +120,12 @@ impl TensorCore {
         self.pending.store(false, Ordering::SeqCst);
     }
 
+    /// No longer pending: its kernel is in the batch (recorded with siblings, `lazy::siblings`,
+    /// its chain taken under the lock the caller holds).
+    pub(crate) fn mark_settled(&self) {
+        self.pending.store(false, Ordering::SeqCst);
+    }
+
     /// Forgets its pending kernel (nothing will read it): its storage stays unwritten.
     pub(crate) fn drop_chain(&self) {
         if self.is_pending() {

@@ -130,6 +130,11 @@ fn eager_chains_are_one_kernel() {
 }
 
 #[test]
+fn siblings_are_one_kernel() {
+    block_on(common::lazy::siblings_are_one_kernel(&session(None)));
+}
+
+#[test]
 fn pending_values_are_computed_when_needed() {
     block_on(common::lazy::pending_values_are_computed_when_needed(&session(
         None,

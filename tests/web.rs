@@ -323,6 +323,11 @@ async fn eager_chains_are_one_kernel() {
 }
 
 #[wasm_bindgen_test]
+async fn siblings_are_one_kernel() {
+    common::lazy::siblings_are_one_kernel(&session().await).await;
+}
+
+#[wasm_bindgen_test]
 async fn pending_values_are_computed_when_needed() {
     common::lazy::pending_values_are_computed_when_needed(&session().await).await;
 }

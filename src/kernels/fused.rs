@@ -143,66 +143,87 @@ pub(crate) fn record_fused(
     leaves: &[Operand],
     out: Operand,
 ) {
-    let t = wgsl_type(out.dtype);
-    let len = out.len();
-    if loads4(leaves, out.shape) {
-        return record_fused4(ctx, enc, group, leaves, out);
-    }
-    let how: Vec<Access> = leaves.iter().map(|l| access(l.shape, out.shape)).collect();
-    let key = format!("{t}:{:?}:{how:?}", group.steps);
-    let p = ctx.cache.pipeline(ctx.device, "fused", &key, || {
-        let loaded: Vec<(usize, Access)> = how.iter().copied().enumerate().collect();
-        let (functions, index, mut body) = chain(group, t, &loaded, "2u");
-        body += &format!("out[i] = bitcast<u32>(s{});", group.steps.len() - 1);
-        let src = FUSED
-            .replace("//{{LEAF_BINDINGS}}", &bindings(0..leaves.len()))
-            .replace("//{{FUNCTIONS}}", &functions)
-            .replace("//{{INDEX}}", &index)
-            .replace("//{{BODY}}", &body);
-        format!("alias T = {t};\n{src}")
-    });
-    let rank = out.shape.len();
-    let mut params = vec![len as u32, rank as u32];
-    params.extend(out.shape.iter().map(|&d| d as u32));
-    params.extend(leaf_strides(leaves, out.shape));
-    let inputs: Vec<(&wgpu::Buffer, u64)> = leaves.iter().map(|l| (l.buffer, l.len())).collect();
-    let groups = grid(len.div_ceil(WORKGROUP as u64));
-    dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, groups);
+    record_fused_outputs(ctx, enc, group, leaves, &[(out, group.steps.len() - 1)]);
 }
 
-/// [`record_fused`] four elements per thread (vec4 loads and stores), when [`loads4`].
-fn record_fused4(
+/// Records a fused group writing each of `outs` (an output and the step whose value it takes;
+/// all of one shape and dtype) from `leaves` in one kernel: sibling chains over the same leaves
+/// are computed together, each step once.
+pub(crate) fn record_fused_outputs(
     ctx: &Ctx,
     enc: &mut crate::commands::Commands,
     group: &Group,
     leaves: &[Operand],
-    out: Operand,
+    outs: &[(Operand, usize)],
 ) {
+    let out = outs[0].0;
     let t = wgsl_type(out.dtype);
     let len = out.len();
+    let roots: Vec<usize> = outs.iter().map(|&(_, r)| r).collect();
+    let four = loads4(leaves, out.shape);
     let how: Vec<Access> = leaves.iter().map(|l| access(l.shape, out.shape)).collect();
-    let key = format!("{t}:{:?}:{how:?}", group.steps);
-    let p = ctx.cache.pipeline(ctx.device, "fused4", &key, || {
-        let (leaf_bindings, functions, body) = chain4(group, &how, t, "i", "vec4<u32>", |v| format!("bitcast<u32>({v})"));
-        let mut src = format!(
-            "alias T = {t};\n@group(0) @binding(0) var<storage, read_write> out: array<vec4<u32>>;\n@group(0) @binding(1) var<storage, read> params: array<u32>; // [len / 4]\n{leaf_bindings}{functions}"
-        );
-        src += "@compute @workgroup_size(256)\nfn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;\n    if (i >= params[0]) {\n        return;\n    }\n";
-        src += &body;
-        src += "    out[i] = r;\n}\n";
-        src
-    });
-    let inputs: Vec<(&wgpu::Buffer, u64)> = leaves.iter().map(|l| (l.buffer, l.len())).collect();
-    let groups = grid((len / 4).div_ceil(WORKGROUP as u64));
-    dispatch(
-        ctx,
-        enc,
-        &p,
-        (out.buffer, len),
-        &[len as u32 / 4],
-        &inputs,
-        groups,
-    );
+    let key = format!("{t}:{:?}:{roots:?}:{how:?}", group.steps);
+    let n = leaves.len();
+    let p = if four {
+        ctx.cache.pipeline(ctx.device, "fused4", &key, || {
+            let (leaf_bindings, functions, body) = chain4(group, &how, t, "i", "vec4<u32>", &roots, |v| format!("bitcast<u32>({v})"));
+            let mut src = format!(
+                "alias T = {t};\n@group(0) @binding(0) var<storage, read_write> out0: array<vec4<u32>>;\n@group(0) @binding(1) var<storage, read> params: array<u32>; // [len / 4]\n{leaf_bindings}{}{functions}",
+                out_bindings(n, roots.len(), "vec4<u32>")
+            );
+            src += "@compute @workgroup_size(256)\nfn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;\n    if (i >= params[0]) {\n        return;\n    }\n";
+            src += &body;
+            for o in 0..roots.len() {
+                src += &format!("    out{o}[i] = r{o};\n");
+            }
+            src + "}\n"
+        })
+    } else {
+        ctx.cache.pipeline(ctx.device, "fused", &key, || {
+            let loaded: Vec<(usize, Access)> = how.iter().copied().enumerate().collect();
+            let (functions, index, mut body) = chain(group, t, &loaded, "2u");
+            for (o, r) in roots.iter().enumerate() {
+                body += &format!("out{o}[i] = bitcast<u32>(s{r});\n    ");
+            }
+            let src = FUSED
+                .replace(
+                    "//{{LEAF_BINDINGS}}",
+                    &(bindings(0..n) + &out_bindings(n, roots.len(), "u32")),
+                )
+                .replace("//{{FUNCTIONS}}", &functions)
+                .replace("//{{INDEX}}", &index)
+                .replace("//{{BODY}}", &body);
+            format!("alias T = {t};\n{src}")
+        })
+    };
+    let params = if four {
+        vec![len as u32 / 4]
+    } else {
+        let rank = out.shape.len();
+        let mut params = vec![len as u32, rank as u32];
+        params.extend(out.shape.iter().map(|&d| d as u32));
+        params.extend(leaf_strides(leaves, out.shape));
+        params
+    };
+    // bindings: out0, params, the leaves, then the other outputs
+    let mut inputs: Vec<(&wgpu::Buffer, u64)> = leaves.iter().map(|l| (l.buffer, l.len())).collect();
+    inputs.extend(outs[1..].iter().map(|(o, _)| (o.buffer, len)));
+    let threads = if four { len / 4 } else { len };
+    let groups = grid(threads.div_ceil(WORKGROUP as u64));
+    dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, groups);
+}
+
+/// Bindings `out1 ..` of a kernel with `outputs` outputs (`out0` is binding 0), after `leaves`
+/// leaf bindings.
+fn out_bindings(leaves: usize, outputs: usize, ty: &str) -> String {
+    (1..outputs)
+        .map(|o| {
+            format!(
+                "@group(0) @binding({}) var<storage, read_write> out{o}: array<{ty}>;\n",
+                2 + leaves + o - 1
+            )
+        })
+        .collect()
 }
 
 /// A chain computed where a reduction reads it (the group's `consumer`): the leaf bindings, the
@@ -252,23 +273,27 @@ pub(crate) fn loads4(leaves: &[Operand], shape: &[usize]) -> bool {
 /// `fn load(i)` through it, and the pipeline key. No parameters: nothing is indexed but `i`.
 pub(crate) fn load4_parts(group: &Group, leaves: &[Operand], shape: &[usize], t: &str) -> (String, String) {
     let how: Vec<Access> = leaves.iter().map(|l| access(l.shape, shape)).collect();
-    let (leaf_bindings, functions, body) = chain4(group, &how, t, "i / 4u", "vec4<T>", |v| v.to_string());
+    let root = [group.steps.len() - 1];
+    let (leaf_bindings, functions, body) =
+        chain4(group, &how, t, "i / 4u", "vec4<T>", &root, |v| v.to_string());
     let src = format!(
-        "{leaf_bindings}{functions}fn load4(i: u32) -> vec4<T> {{\n{body}    return r;\n}}\nfn load(i: u32) -> T {{\n    return load4(i - i % 4u)[i % 4u];\n}}\n"
+        "{leaf_bindings}{functions}fn load4(i: u32) -> vec4<T> {{\n{body}    return r0;\n}}\nfn load(i: u32) -> T {{\n    return load4(i - i % 4u)[i % 4u];\n}}\n"
     );
     (src, format!("v4:{:?}:{how:?}", group.steps))
 }
 
 /// A chain four elements at a time: the leaf bindings (`vec4<u32>` arrays, `u32` for single
 /// elements), the chain's functions, and statements that load vec4 `index` of each leaf (of a row
-/// of `n`: `index % (n / 4)`) and compute `var r: {r_type}` component by component (`wrap` turns a
-/// result into `r`'s component type). Every access is `Same`, `One` or a `Row` of a multiple of 4.
+/// of `n`: `index % (n / 4)`) and compute `var r{o}: {r_type}`, the value of step `roots[o]`,
+/// component by component (`wrap` turns a result into `r`'s component type). Every access is
+/// `Same`, `One` or a `Row` of a multiple of 4.
 fn chain4(
     group: &Group,
     how: &[Access],
     t: &str,
     index: &str,
     r_type: &str,
+    roots: &[usize],
     wrap: impl Fn(&str) -> String,
 ) -> (String, String, String) {
     let loaded: Vec<(usize, Access)> = (0..how.len()).map(|k| (k, Access::Same)).collect();
@@ -289,14 +314,19 @@ fn chain4(
         };
         src += &format!("    let w{k} = {load};\n");
     }
-    src += &format!("    var r: {r_type};\n");
-    let last = format!("s{}", group.steps.len() - 1);
+    for o in 0..roots.len() {
+        src += &format!("    var r{o}: {r_type};\n");
+    }
     for c in ["x", "y", "z", "w"] {
         src += "    {\n";
         for k in 0..how.len() {
             src += &format!("    let l{k} = bitcast<T>(w{k}.{c});\n");
         }
-        src += &format!("    {body}r.{c} = {};\n    }}\n", wrap(&last));
+        src += &format!("    {body}");
+        for (o, r) in roots.iter().enumerate() {
+            src += &format!("r{o}.{c} = {};\n    ", wrap(&format!("s{r}")));
+        }
+        src += "}\n";
     }
     (leaf_bindings, functions, src)
 }

@@ -11,6 +11,7 @@ mod conv;
 mod elementwise;
 mod epilogue;
 mod fused;
+pub(crate) use fused::record_fused_outputs;
 mod layout;
 mod matmul;
 mod reduce;

@@ -20,6 +20,8 @@
 //! A chain holds at most [`MAX_EAGER_STEPS`] steps and [`MAX_LEAVES`] leaves; past that its pending
 //! inputs are computed first and read as leaves.
 
+mod siblings;
+
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
@@ -307,24 +309,24 @@ pub(crate) fn record(core: &TensorCore, chain: &Chain) {
     }
 }
 
-/// Settles every pending tensor of `s`.
+/// Settles every pending tensor of `s` (siblings together: [`siblings`]).
 pub(crate) fn settle_all(s: &SessionShared) {
-    for core in s.deferred.live(true) {
-        core.settle();
-    }
+    siblings::settle(s, &s.deferred.live(true));
 }
 
 /// Settles the pending tensors of `s` that read `leaf` (before its storage goes).
 pub(crate) fn settle_readers(s: &SessionShared, leaf: &TensorCore) {
-    for core in s.deferred.live(false) {
-        let reads = core
-            .chain
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-            .is_some_and(|c| c.reads(leaf));
-        if reads {
-            core.settle();
-        }
-    }
+    let readers: Vec<Shared<TensorCore>> = s
+        .deferred
+        .live(false)
+        .into_iter()
+        .filter(|core| {
+            core.chain
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+                .is_some_and(|c| c.reads(leaf))
+        })
+        .collect();
+    siblings::settle(s, &readers);
 }
