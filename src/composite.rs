@@ -2,7 +2,9 @@
 //! does not run an elementwise primitive when it is called, it adds it to a pending chain (as a
 //! program's fusion would: `program/fusion.rs`), and runs the chain as **one** kernel when a value
 //! is needed — by a primitive that is not elementwise (a reduction reads the chain as it reduces,
-//! never writing it), by a broadcast (a chain is read only at its own shape), or as the result.
+//! never writing it) or by a broadcast (a chain is read only at its own shape). A chain that is
+//! the result becomes a pending tensor (`lazy.rs`): computed when needed, and an elementwise op
+//! after it (a `clipByValue` after a `batchNorm`) joins its kernel.
 //! So `batchNorm` is one pass over `x` after a small one over the statistics (not three), and
 //! `clipByValue` one (not two); finite bounds and epsilons are written into the kernel, not
 //! uploaded (WGSL has no infinite constants: an infinite bound is a scalar tensor). Each fused step is the primitive's own WGSL function on the same element values, so
@@ -13,7 +15,6 @@
 //! never fails midway at the memory bound; fused, it makes fewer.
 
 use std::marker::PhantomData;
-use std::rc::Rc;
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -28,7 +29,7 @@ use crate::tensor_ops::{apply_now as apply, record_into};
 #[derive(Clone)]
 pub(crate) enum Src<'a> {
     Arg(&'a Tensor),
-    Made(Rc<Tensor>),
+    Made(Shared<Tensor>),
 }
 
 impl Src<'_> {
@@ -47,7 +48,7 @@ pub(crate) struct Chain<'a> {
     shape: Vec<usize>,
     dtype: DType,
     /// Its tensor, once something needed it.
-    ran: std::cell::RefCell<Option<Rc<Tensor>>>,
+    ran: std::cell::RefCell<Option<Shared<Tensor>>>,
 }
 
 /// A value of an eager composite.
@@ -74,11 +75,16 @@ impl<'s, 'a> Eager<'s, 'a> {
     /// The composite's result as a tensor of its own. (A composite makes its result: it cannot
     /// return an argument, and when it returns, no other value holds what it made.)
     pub(crate) fn finish(&mut self, v: Val<'a>) -> Result<Tensor> {
+        if let Val::Chain(c) = &v {
+            if c.ran.borrow().is_none() {
+                return self.defer(c);
+            }
+        }
         let src = self.tensor_of(&v)?;
         drop(v);
         let held = || Error::InvalidProgram("an eager composite returned a value it does not own".into());
         match src {
-            Src::Made(t) => Rc::try_unwrap(t).map_err(|_| held()),
+            Src::Made(t) => Shared::try_unwrap(t).map_err(|_| held()),
             Src::Arg(_) => Err(held()),
         }
     }
@@ -94,17 +100,44 @@ impl<'s, 'a> Eager<'s, 'a> {
             Val::Tensor(s) => Ok(s.clone()),
             Val::Scalar(w, d) => {
                 let value = d.word_to_f64(*w);
-                Ok(Src::Made(Rc::new(crate::session::scalar_in(self.0, value, *d)?)))
+                Ok(Src::Made(Shared::new(crate::session::scalar_in(
+                    self.0, value, *d,
+                )?)))
             }
             Val::Chain(c) => {
                 if let Some(t) = c.ran.borrow().as_ref() {
                     return Ok(Src::Made(t.clone()));
                 }
-                let t = Rc::new(self.run(c, None)?);
+                let t = Shared::new(self.run(c, None)?);
                 *c.ran.borrow_mut() = Some(t.clone());
                 Ok(Src::Made(t))
             }
         }
+    }
+
+    /// A chain that is the composite's result, as a pending tensor (`lazy.rs`): computed when
+    /// needed, and an op after it (a clip after a batchNorm) joins it. The tensors the composite
+    /// made that it reads are held until then.
+    fn defer(&mut self, c: &Chain<'_>) -> Result<Tensor> {
+        let s = self.0;
+        let name = c.steps[c.steps.len() - 1].op.name();
+        let out = {
+            let _submission = s.submission(); // as every acquisition
+            Tensor::allocate(s, c.shape.clone(), c.dtype, name.to_string())?
+        };
+        let leaves: Vec<&Tensor> = c.leaves.iter().map(Src::tensor).collect();
+        let made: Vec<Shared<Tensor>> = c
+            .leaves
+            .iter()
+            .filter_map(|l| match l {
+                Src::Made(t) => Some(t.clone()),
+                Src::Arg(_) => None,
+            })
+            .collect();
+        crate::lazy::defer(s, &c.steps, &leaves, &out, &made);
+        let shapes: Vec<&[usize]> = leaves.iter().map(|t| t.shape()).collect();
+        s.scopes.observe(&s.ledger, name, &shapes, &[&out]);
+        Ok(out)
     }
 
     /// Runs a chain into a new tensor — through `consumer`, a reduction of it, when given.
@@ -209,7 +242,7 @@ impl<'a> compose::Graph for Eager<'_, 'a> {
         if let (Op::Reduce { .. }, [Val::Chain(c)]) = (&op, args) {
             if c.ran.borrow().is_none() && c.dtype == dtype {
                 let t = self.run(c, Some((&op, shape, dtype)))?;
-                return Ok(Val::Tensor(Src::Made(Rc::new(t))));
+                return Ok(Val::Tensor(Src::Made(Shared::new(t))));
             }
         }
         let srcs = args
@@ -217,7 +250,7 @@ impl<'a> compose::Graph for Eager<'_, 'a> {
             .map(|a| self.tensor_of(a))
             .collect::<Result<Vec<_>>>()?;
         let tensors: Vec<&Tensor> = srcs.iter().map(Src::tensor).collect();
-        Ok(Val::Tensor(Src::Made(Rc::new(apply(self.0, &op, &tensors)?))))
+        Ok(Val::Tensor(Src::Made(Shared::new(apply(self.0, &op, &tensors)?))))
     }
 
     fn scalar(&mut self, value: f64, dtype: DType) -> Result<Val<'a>> {
@@ -226,7 +259,7 @@ impl<'a> compose::Graph for Eager<'_, 'a> {
 
     fn constant(&mut self, data: &[f64], shape: &[usize], dtype: DType) -> Result<Val<'a>> {
         let t = crate::session::constant_in(self.0, data, shape, dtype, "constant")?;
-        Ok(Val::Tensor(Src::Made(Rc::new(t))))
+        Ok(Val::Tensor(Src::Made(Shared::new(t))))
     }
 
     fn meta(&self, v: &Val<'a>) -> Result<(Dims, DType)> {

@@ -113,11 +113,17 @@ impl TensorCore {
         if !self.is_pending() {
             return;
         }
-        let mut chain = self.chain.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(c) = chain.take() {
-            crate::lazy::record(self, &c.resolved());
-        }
-        self.pending.store(false, Ordering::SeqCst);
+        let taken = {
+            let mut chain = self.chain.lock().unwrap_or_else(|p| p.into_inner());
+            let c = chain.take();
+            if let Some(c) = &c {
+                crate::lazy::record(self, &c.resolved());
+            }
+            self.pending.store(false, Ordering::SeqCst);
+            c
+        };
+        // dropped unlocked: a tensor only it held is disposed, and looks for pending readers
+        drop(taken);
     }
 
     /// No longer pending: its kernel is in the batch (recorded with siblings, `lazy::siblings`,

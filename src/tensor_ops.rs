@@ -11,15 +11,32 @@ use crate::tensor::Tensor;
 /// Runs `op` on `args` eagerly in `s`; the result is a new tensor owned by `s` — pending when the
 /// op is elementwise (see `lazy.rs`).
 pub(crate) fn apply(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor]) -> Result<Tensor> {
-    run(s, op, args, true)
+    run(s, op, args, true, &[])
+}
+
+/// [`apply`], a pending result holding `owned` (among `args`, tensors nothing else will hold:
+/// a scalar operand) until it is computed.
+pub(crate) fn apply_owning(
+    s: &Shared<SessionShared>,
+    op: &Op,
+    args: &[&Tensor],
+    owned: &[Shared<Tensor>],
+) -> Result<Tensor> {
+    run(s, op, args, true, owned)
 }
 
 /// [`apply`], its kernel recorded at once (inside composites, which fuse their own chains).
 pub(crate) fn apply_now(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor]) -> Result<Tensor> {
-    run(s, op, args, false)
+    run(s, op, args, false, &[])
 }
 
-fn run(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor], lazy: bool) -> Result<Tensor> {
+fn run(
+    s: &Shared<SessionShared>,
+    op: &Op,
+    args: &[&Tensor],
+    lazy: bool,
+    owned: &[Shared<Tensor>],
+) -> Result<Tensor> {
     s.check_open()?;
     for a in args {
         a.check_live()?;
@@ -45,7 +62,7 @@ fn run(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor], lazy: bool) -> Resu
             let _submission = s.submission(); // as every acquisition
             Tensor::allocate(s, shape, dtype, op.name().to_string())?
         };
-        crate::lazy::defer(s, op, args, &out);
+        crate::lazy::defer(s, &crate::lazy::one_step(op, args.len()), args, &out, owned);
         s.scopes.observe(&s.ledger, op.name(), &shapes, &[&out]);
         return Ok(out);
     }
@@ -311,8 +328,14 @@ impl Tensor {
         self.dtype().word_from_f64(value)?;
         let out: Vec<usize> = out.into_iter().map(|d| d.unwrap_or(0)).collect();
         s.admit(&[4, crate::shape::byte_length(&out)?])?;
-        let scalar = crate::session::scalar_in(s, value, self.dtype())?;
-        apply(s, &Op::Binary(op), &[self, &scalar])
+        // held by the pending result (so `x.mul(2).add(1)` stays one chain) until it is computed
+        let scalar = Shared::new(crate::session::scalar_in(s, value, self.dtype())?);
+        apply_owning(
+            s,
+            &Op::Binary(op),
+            &[self, &scalar],
+            std::slice::from_ref(&scalar),
+        )
     }
 
     /// Matrix product over the last two dims; leading dims broadcast.

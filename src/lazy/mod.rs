@@ -70,6 +70,9 @@ pub(crate) struct Chain {
     /// The pending tensors inlined into it, each with the step that is its value: one computed
     /// since (kept and read, or settled at `sync()`) is read back as a leaf instead ([`Chain::resolved`]).
     inlined: Vec<(WeakShared<TensorCore>, usize)>,
+    /// Tensors nothing but pending chains holds (the scalar of `x.mul(2)`): disposed when the
+    /// last chain holding them is computed or dropped. After `leaves`, so dropped after them.
+    owned: Vec<Shared<Tensor>>,
 }
 
 impl Chain {
@@ -114,6 +117,7 @@ impl Chain {
             steps: vec![],
             leaves: vec![],
             inlined: vec![],
+            owned: self.owned.clone(),
         };
         let mut map: Vec<Option<Ref>> = vec![None; self.steps.len()];
         for k in 0..self.steps.len() {
@@ -208,13 +212,14 @@ pub(crate) fn defers(op: &Op, args: &[&Tensor], dtype: DType) -> bool {
     chainable(op) && args.iter().all(|a| a.dtype() == dtype)
 }
 
-/// The pending chain computing `op` on `args` at `shape`, its pending inputs at that shape
-/// inlined; `None` past the caps.
-fn build(op: &Op, args: &[&Tensor], shape: &[usize]) -> Option<Chain> {
+/// The pending chain computing `steps` (their `Ref::Leaf(k)` read `args[k]`) at `shape`, the
+/// pending args at that shape inlined; `None` past the caps.
+fn build(steps: &[Step], args: &[&Tensor], shape: &[usize]) -> Option<Chain> {
     let mut chain = Chain {
         steps: vec![],
         leaves: vec![],
         inlined: vec![],
+        owned: vec![],
     };
     let mut refs = vec![];
     for a in args {
@@ -234,6 +239,7 @@ fn build(op: &Op, args: &[&Tensor], shape: &[usize]) -> Option<Chain> {
                 chain
                     .inlined
                     .extend(c.inlined.iter().map(|(w, k)| (w.clone(), base + k)));
+                chain.owned.extend(c.owned.iter().cloned());
                 chain.inlined.push((Shared::downgrade(&a.core), root));
                 refs.push(Ref::Step(root));
                 continue;
@@ -242,28 +248,43 @@ fn build(op: &Op, args: &[&Tensor], shape: &[usize]) -> Option<Chain> {
         a.core.settle(); // read as a leaf: computed first
         refs.push(chain.leaf(&a.core));
     }
-    if chain.leaves.len() > MAX_LEAVES || chain.steps.len() >= MAX_EAGER_STEPS {
+    append_steps(&mut chain.steps, steps, |k| refs[k]);
+    if chain.leaves.len() > MAX_LEAVES || chain.steps.len() > MAX_EAGER_STEPS {
         return None;
     }
-    chain.steps.push(Step {
-        op: op.clone(),
-        args: refs,
-    });
     Some(chain)
 }
 
-/// Runs `op` on `args` lazily: `out` (just allocated at the inferred shape) becomes pending.
-pub(crate) fn defer(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor], out: &Tensor) {
-    let chain = build(op, args, out.shape()).unwrap_or_else(|| {
+/// Runs `steps` over `args` (see [`build`]) lazily: `out` (just allocated at the inferred shape)
+/// becomes pending. Of `owned` (tensors nothing else will hold: a scalar operand, a composite's
+/// statistic), those it reads are held until it is computed.
+pub(crate) fn defer(
+    s: &Shared<SessionShared>,
+    steps: &[Step],
+    args: &[&Tensor],
+    out: &Tensor,
+    owned: &[Shared<Tensor>],
+) {
+    let mut chain = build(steps, args, out.shape()).unwrap_or_else(|| {
         for a in args {
             a.core.settle();
         }
-        build(op, args, out.shape()).expect("a step over computed tensors fits the caps")
+        build(steps, args, out.shape()).expect("a chain over computed tensors fits the caps")
     });
+    let read: Vec<Shared<Tensor>> = owned.iter().filter(|t| chain.reads(&t.core)).cloned().collect();
+    chain.owned.extend(read);
     out.core.set_chain(chain);
     s.deferred.register(&out.core);
     #[cfg(target_arch = "wasm32")]
     crate::session::on_yield(s);
+}
+
+/// `op` on its args as a one-step chain, for [`defer`].
+pub(crate) fn one_step(op: &Op, arity: usize) -> [Step; 1] {
+    [Step {
+        op: op.clone(),
+        args: (0..arity).map(Ref::Leaf).collect(),
+    }]
 }
 
 /// A copy of `t`'s pending chain (a reduction reads it as a prologue), if it is pending.

@@ -83,42 +83,33 @@ impl<'a> Merged<'a> {
             leaves,
             members,
         } = self;
-        match members.len() {
-            0 => {}
-            1 => {
-                let (core, mut guard, chain, _) = members.into_iter().next().expect("one member");
-                super::record(core, &chain);
-                guard.take();
-                core.mark_settled();
-            }
-            _ if s.gpu.is_lost() => {
-                for (core, mut guard, _, _) in members {
-                    guard.take(); // nothing reaches a lost device (its reads fail `DEVICE_LOST`)
-                    core.mark_settled();
-                }
-            }
-            _ => {
-                let group = Group {
-                    steps,
-                    leaves: (0..leaves.len()).collect(),
-                    producer: None,
-                    consumer: None,
-                };
-                let operands: Vec<Operand> = leaves.iter().map(LeafRef::operand).collect();
-                let outs: Vec<(Operand, usize)> = members
-                    .iter()
-                    .map(|(core, _, _, root)| (core.operand_unchecked(), *root))
-                    .collect();
-                let ctx = s.ctx();
-                let mut enc = crate::commands::Commands::default();
-                crate::kernels::record_fused_outputs(&ctx, &mut enc, &group, &operands, &outs);
-                crate::session::commit(&members[0].0.session, enc);
-                for (core, mut guard, _, _) in members {
-                    guard.take();
-                    core.mark_settled();
-                }
-            }
+        if members.len() > 1 && !s.gpu.is_lost() {
+            let group = Group {
+                steps,
+                leaves: (0..leaves.len()).collect(),
+                producer: None,
+                consumer: None,
+            };
+            let operands: Vec<Operand> = leaves.iter().map(LeafRef::operand).collect();
+            let outs: Vec<(Operand, usize)> = members
+                .iter()
+                .map(|(core, _, _, root)| (core.operand_unchecked(), *root))
+                .collect();
+            let ctx = s.ctx();
+            let mut enc = crate::commands::Commands::default();
+            crate::kernels::record_fused_outputs(&ctx, &mut enc, &group, &operands, &outs);
+            crate::session::commit(&members[0].0.session, enc);
+        } else if let [(core, _, chain, _)] = members.as_slice() {
+            super::record(core, chain); // one: its own kernel, as it would settle alone
+        } // on a lost device nothing is recorded (its reads fail `DEVICE_LOST`)
+        let mut taken = Vec::with_capacity(members.len());
+        for (core, mut guard, _, _) in members {
+            taken.push(guard.take());
+            core.mark_settled();
         }
+        // dropped once no chain is locked: a tensor only they held is disposed, and looks for
+        // pending readers
+        drop(taken);
     }
 }
 

@@ -5,6 +5,7 @@
 //! program run, a state made from it, `sync()`, or the disposal of one of its inputs — with the
 //! values of the ops run one by one (float64 reference, within float rounding).
 
+use affon::ops::BinaryOp;
 use affon::program::Program;
 use affon::{DType, Session, Tensor};
 
@@ -172,6 +173,25 @@ pub async fn eager_chains_are_one_kernel(s: &Session) {
     drop(x.square().unwrap());
     s.sync().await.unwrap();
     assert_eq!((dispatches(s), s.stats().live_bytes), (d6, live1));
+    // number operands (`x.mul(2).add(1)`): each scalar (4 B, counted) is held by the pending
+    // values that read it, so the chain stays one kernel; given back when they are computed
+    let m = x.binary_scalar(BinaryOp::Mul, 2.0).unwrap();
+    let y = m.binary_scalar(BinaryOp::Add, 1.0).unwrap();
+    let nb = n as u64 * 4;
+    assert_eq!(s.stats().live_bytes, live1 + 2 * nb + 8);
+    assert_eq!(dispatches(s), d6, "nothing computed yet");
+    let want_y: Vec<f64> = xs.iter().map(|&v| v as f64 * 2.0 + 1.0).collect();
+    close("x · 2 + 1", &read(&y).await, &want_y, 1e-6);
+    assert_eq!(dispatches(s) - d6, 1, "one kernel for both");
+    assert_eq!(
+        s.stats().live_bytes,
+        live1 + 2 * nb + 4,
+        "the 1 went with y's chain"
+    );
+    drop(m); // disposed unread: never computed, and the 2 goes with it
+    assert_eq!(s.stats().live_bytes, live1 + nb);
+    s.sync().await.unwrap();
+    assert_eq!(dispatches(s) - d6, 1);
 }
 
 /// A pending value is computed before anything else reads it, and before its inputs go.
