@@ -134,7 +134,7 @@ impl<'s, 'a> Eager<'s, 'a> {
                 Src::Arg(_) => None,
             })
             .collect();
-        crate::lazy::defer(s, &c.steps, &leaves, &out, &made);
+        crate::lazy::defer(s, &c.steps, &[], &leaves, &out, &made);
         let shapes: Vec<&[usize]> = leaves.iter().map(|t| t.shape()).collect();
         s.scopes.observe(&s.ledger, name, &shapes, &[&out]);
         Ok(out)
@@ -166,6 +166,7 @@ impl<'s, 'a> Eager<'s, 'a> {
             leaves: (0..leaves.len()).collect(),
             producer: None,
             consumer: consumer.map(|(op, _, _)| (op.clone(), c.shape.clone())),
+            params: vec![],
         };
         let shapes: Vec<&[usize]> = leaves.iter().map(|t| t.shape()).collect();
         record_into(s, shape, dtype, op.name(), &shapes, 0, |ctx, enc, out| {
@@ -199,8 +200,9 @@ impl<'s, 'a> Eager<'s, 'a> {
                 Val::Scalar(w, d) if *d != DType::Float32 || f32::from_bits(*w).is_finite() => Ref::Const(*w),
                 Val::Chain(c) if c.ran.borrow().is_none() && c.shape == shape && c.dtype == dtype => {
                     // the chain's steps join this one's, its leaves renumbered
-                    Ref::Step(append_steps(&mut steps, &c.steps, |k| {
-                        leaf(&mut leaves, c.leaves[k].clone())
+                    Ref::Step(append_steps(&mut steps, &c.steps, |r| match r {
+                        Ref::Leaf(k) => leaf(&mut leaves, c.leaves[k].clone()),
+                        other => other,
                     }))
                 }
                 other => {

@@ -284,8 +284,14 @@ impl Tensor {
     /// Calls `f` with the tensor's bytes while they are mapped (synchronises with queued device
     /// work): the only host copy a readback makes is the one `f` makes.
     pub(crate) async fn read_with<R>(&self, f: impl FnOnce(&wgpu::BufferView) -> R) -> Result<R> {
-        let buffer = self.buffer()?.clone();
         let s = &self.core.session;
+        // in the browser a readback yields the task, where every pending tensor is computed:
+        // computed here instead, siblings with this one (`m = x.mul(2); y = m.add(1)`: one kernel)
+        #[cfg(target_arch = "wasm32")]
+        if self.core.is_pending() && !self.is_disposed() {
+            crate::lazy::settle_all(s);
+        }
+        let buffer = self.buffer()?.clone();
         let start = crate::platform::now_ms();
         let _busy = s.idle.busy();
         let r = s

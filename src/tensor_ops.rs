@@ -11,32 +11,15 @@ use crate::tensor::Tensor;
 /// Runs `op` on `args` eagerly in `s`; the result is a new tensor owned by `s` — pending when the
 /// op is elementwise (see `lazy.rs`).
 pub(crate) fn apply(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor]) -> Result<Tensor> {
-    run(s, op, args, true, &[])
-}
-
-/// [`apply`], a pending result holding `owned` (among `args`, tensors nothing else will hold:
-/// a scalar operand) until it is computed.
-pub(crate) fn apply_owning(
-    s: &Shared<SessionShared>,
-    op: &Op,
-    args: &[&Tensor],
-    owned: &[Shared<Tensor>],
-) -> Result<Tensor> {
-    run(s, op, args, true, owned)
+    run(s, op, args, true)
 }
 
 /// [`apply`], its kernel recorded at once (inside composites, which fuse their own chains).
 pub(crate) fn apply_now(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor]) -> Result<Tensor> {
-    run(s, op, args, false, &[])
+    run(s, op, args, false)
 }
 
-fn run(
-    s: &Shared<SessionShared>,
-    op: &Op,
-    args: &[&Tensor],
-    lazy: bool,
-    owned: &[Shared<Tensor>],
-) -> Result<Tensor> {
+fn run(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor], lazy: bool) -> Result<Tensor> {
     s.check_open()?;
     for a in args {
         a.check_live()?;
@@ -62,7 +45,7 @@ fn run(
             let _submission = s.submission(); // as every acquisition
             Tensor::allocate(s, shape, dtype, op.name().to_string())?
         };
-        crate::lazy::defer(s, &crate::lazy::one_step(op, args.len()), args, &out, owned);
+        crate::lazy::defer(s, &crate::lazy::one_step(op, args.len()), &[], args, &out, &[]);
         s.scopes.observe(&s.ledger, op.name(), &shapes, &[&out]);
         return Ok(out);
     }
@@ -327,15 +310,23 @@ impl Tensor {
         let (out, _) = infer(&Op::Binary(op), &[(dims, self.dtype()), (vec![], self.dtype())])?;
         self.dtype().word_from_f64(value)?;
         let out: Vec<usize> = out.into_iter().map(|d| d.unwrap_or(0)).collect();
+        let op = Op::Binary(op);
+        if crate::lazy::defers(&op, &[self], self.dtype()) {
+            // deferred: the number is a parameter word of the pending kernel (no buffer), so
+            // `x.mul(2).add(1)` is one kernel, and `x.mul(3)` shares `x.mul(2)`'s pipeline
+            let word = self.dtype().word_from_f64(value)?;
+            let out = {
+                let _submission = s.submission(); // as every acquisition
+                Tensor::allocate(s, out, self.dtype(), op.name().to_string())?
+            };
+            crate::lazy::defer(s, &crate::lazy::scalar_step(&op), &[word], &[self], &out, &[]);
+            s.scopes
+                .observe(&s.ledger, op.name(), &[self.shape(), &[]], &[&out]);
+            return Ok(out);
+        }
         s.admit(&[4, crate::shape::byte_length(&out)?])?;
-        // held by the pending result (so `x.mul(2).add(1)` stays one chain) until it is computed
-        let scalar = Shared::new(crate::session::scalar_in(s, value, self.dtype())?);
-        apply_owning(
-            s,
-            &Op::Binary(op),
-            &[self, &scalar],
-            std::slice::from_ref(&scalar),
-        )
+        let scalar = crate::session::scalar_in(s, value, self.dtype())?; // freed after the op
+        apply(s, &op, &[self, &scalar])
     }
 
     /// Matrix product over the last two dims; leading dims broadcast.

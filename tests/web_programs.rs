@@ -143,8 +143,8 @@ export async function profileCase(session) {
           k.inputShapes[0][0], k.outputShapes[0][0], k.totalBytesSnapshot];
 }
 
-// The op table's JS surface: camelCase names, number operands (scalars of the tensor's dtype, freed
-// after the op), comparisons to Uint8Array, the same ops as program nodes with number constants.
+// The op table's JS surface: camelCase names, number operands (kernel parameters of a deferred op, else
+// scalars of the tensor's dtype freed after the op), comparisons to Uint8Array, the same ops as program nodes with number constants.
 export async function tableOps(session, Program, ledger) {
   const out = {};
   out.moved = []; // rejected calls after which the ledger is not what it was
@@ -156,8 +156,12 @@ export async function tableOps(session, Program, ledger) {
   const x = session.tensor(new Float32Array([-2, -0.5, 0, 1.5]), [4]);
   const before = session.memory().numBytes;
   const y = x.mul(2);
-  out.bytesAfterMul = session.memory().numBytes - before; // the result only (16): the scalar is gone
+  out.bytesAfterMul = session.memory().numBytes - before; // the result only (16): the number is a kernel parameter
   out.mul = Array.from(await y.toArray());
+  out.bytesAfterRead = session.memory().numBytes - before;
+  const g = x.greater(0); // not deferred: its 4-byte scalar is freed after the op
+  out.bytesAfterGreater = session.memory().numBytes - before;
+  g.dispose();
   out.greater = Array.from(await x.greater(0).toArray());
   out.greaterType = (await x.greater(0).toArray()).constructor.name;
   out.squaredDifference = Array.from(await x.squaredDifference(1).toArray());
@@ -395,6 +399,12 @@ async fn op_table_js_surface() {
         "a rejected call moved the ledger"
     );
     assert_eq!(field(&out, "bytesAfterMul").as_f64(), Some(16.0));
+    assert_eq!(field(&out, "bytesAfterRead").as_f64(), Some(16.0));
+    assert_eq!(
+        field(&out, "bytesAfterGreater").as_f64(),
+        Some(16.0 + 16.0),
+        "the scalar was freed"
+    );
     assert_eq!(nums(&field(&out, "mul")), vec![-4.0, -1.0, 0.0, 3.0]);
     assert_eq!(nums(&field(&out, "greater")), vec![0.0, 0.0, 0.0, 1.0]);
     assert_eq!(

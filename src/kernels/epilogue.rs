@@ -67,7 +67,11 @@ impl Epilogue<'_> {
     /// strides).
     pub(crate) fn source(&self, t: &str, offset: usize) -> String {
         let loaded = self.loaded();
-        let (functions, index, body) = chain(self.group, t, &loaded, "EP + 1u");
+        debug_assert!(
+            self.group.params.is_empty(),
+            "a program's constants are written into its code"
+        );
+        let (functions, index, body) = chain(self.group, t, &loaded, "EP + 1u", "EP");
         let last = format!("s{}", self.group.steps.len() - 1);
         let head = format!("const EP: u32 = {offset}u;\n");
         if !self.in_fours(&loaded) {

@@ -42,12 +42,14 @@ pub(super) fn access(leaf: &[usize], out: &[usize]) -> Access {
 
 /// Code for a group's steps: `(functions, index and leaf loads, body ending in the result's name)`.
 /// `loaded` are the leaves read from buffers `in{k}` (an epilogue's producer inputs are not); the
-/// j-th has its broadcast strides at `base + (j + 1) · rank` after the output dims at `base`.
+/// j-th has its broadcast strides at `base + (j + 1) · rank` after the output dims at `base`. The
+/// group's `params` are read from `params[pbase + k]`.
 pub(super) fn chain(
     group: &Group,
     t: &str,
     loaded: &[(usize, Access)],
     base: &str,
+    pbase: &str,
 ) -> (String, String, String) {
     let mut functions = crate::ops::binary_helpers(t);
     let mut seen = vec![];
@@ -99,6 +101,7 @@ pub(super) fn chain(
                 Ref::Step(k) => format!("s{k}"),
                 Ref::Acc => "v".to_string(),
                 Ref::Const(w) => format!("bitcast<T>({w}u)"),
+                Ref::Param(k) => format!("bitcast<T>(params[{pbase} + {k}u])"),
             })
             .collect();
         body += &format!("let s{j} = op_{}({});\n    ", s.op.name(), args.join(", "));
@@ -166,7 +169,8 @@ pub(crate) fn record_fused_outputs(
     let n = leaves.len();
     let p = if four {
         ctx.cache.pipeline(ctx.device, "fused4", &key, || {
-            let (leaf_bindings, functions, body) = chain4(group, &how, t, "i", "vec4<u32>", &roots, |v| format!("bitcast<u32>({v})"));
+            let (leaf_bindings, functions, body) =
+                chain4(group, &how, t, "i", "vec4<u32>", &roots, "1u", |v| format!("bitcast<u32>({v})"));
             let mut src = format!(
                 "alias T = {t};\n@group(0) @binding(0) var<storage, read_write> out0: array<vec4<u32>>;\n@group(0) @binding(1) var<storage, read> params: array<u32>; // [len / 4]\n{leaf_bindings}{}{functions}",
                 out_bindings(n, roots.len(), "vec4<u32>")
@@ -181,7 +185,8 @@ pub(crate) fn record_fused_outputs(
     } else {
         ctx.cache.pipeline(ctx.device, "fused", &key, || {
             let loaded: Vec<(usize, Access)> = how.iter().copied().enumerate().collect();
-            let (functions, index, mut body) = chain(group, t, &loaded, "2u");
+            let pbase = format!("2u + rank * {}u", n + 1); // after the dims and the strides
+            let (functions, index, mut body) = chain(group, t, &loaded, "2u", &pbase);
             for (o, r) in roots.iter().enumerate() {
                 body += &format!("out{o}[i] = bitcast<u32>(s{r});\n    ");
             }
@@ -196,7 +201,7 @@ pub(crate) fn record_fused_outputs(
             format!("alias T = {t};\n{src}")
         })
     };
-    let params = if four {
+    let mut params = if four {
         vec![len as u32 / 4]
     } else {
         let rank = out.shape.len();
@@ -205,6 +210,7 @@ pub(crate) fn record_fused_outputs(
         params.extend(leaf_strides(leaves, out.shape));
         params
     };
+    params.extend(&group.params);
     // bindings: out0, params, the leaves, then the other outputs
     let mut inputs: Vec<(&wgpu::Buffer, u64)> = leaves.iter().map(|l| (l.buffer, l.len())).collect();
     inputs.extend(outs[1..].iter().map(|(o, _)| (o.buffer, len)));
@@ -228,7 +234,8 @@ fn out_bindings(leaves: usize, outputs: usize, ty: &str) -> String {
 
 /// A chain computed where a reduction reads it (the group's `consumer`): the leaf bindings, the
 /// chain's functions and `fn load(i) -> T` (element `i` of the chain's output, of `shape`), its
-/// pipeline key, and the parameters it appends after the reduction's `offset` words.
+/// pipeline key, and the parameters it appends after the reduction's `offset` words (rank, dims,
+/// leaf strides, the group's params).
 pub(crate) fn load_parts(
     group: &Group,
     leaves: &[Operand],
@@ -242,7 +249,8 @@ pub(crate) fn load_parts(
         .map(|(k, l)| (k, access(l.shape, shape)))
         .collect();
     let how: Vec<Access> = loaded.iter().map(|&(_, a)| a).collect();
-    let (functions, index, body) = chain(group, t, &loaded, "CP + 1u");
+    let pbase = format!("CP + 1u + rank * {}u", leaves.len() + 1);
+    let (functions, index, body) = chain(group, t, &loaded, "CP + 1u", &pbase);
     let source = format!(
         "const CP: u32 = {offset}u;\n{}{functions}\nfn load(i: u32) -> T {{\n    let rank = params[CP];\n    {index}    {body}return s{};\n}}\n",
         bindings(0..leaves.len()),
@@ -251,6 +259,7 @@ pub(crate) fn load_parts(
     let mut params = vec![shape.len() as u32];
     params.extend(shape.iter().map(|&d| d as u32));
     params.extend(leaf_strides(leaves, shape));
+    params.extend(&group.params);
     (source, format!("{offset}:{:?}:{how:?}", group.steps), params)
 }
 
@@ -270,23 +279,37 @@ pub(crate) fn loads4(leaves: &[Operand], shape: &[usize]) -> bool {
 
 /// [`load_parts`] four elements at a time (when [`loads4`]): the leaf bindings (vec4 for leaves
 /// of the chain's shape), `fn load4(i) -> vec4<T>` (elements `i .. i+4`, `i` a multiple of 4) and
-/// `fn load(i)` through it, and the pipeline key. No parameters: nothing is indexed but `i`.
-pub(crate) fn load4_parts(group: &Group, leaves: &[Operand], shape: &[usize], t: &str) -> (String, String) {
+/// `fn load(i)` through it, the pipeline key, and the parameters it appends after the reduction's
+/// `offset` words: only the group's params (nothing is indexed but `i`).
+pub(crate) fn load4_parts(
+    group: &Group,
+    leaves: &[Operand],
+    shape: &[usize],
+    t: &str,
+    offset: usize,
+) -> (String, String, Vec<u32>) {
     let how: Vec<Access> = leaves.iter().map(|l| access(l.shape, shape)).collect();
     let root = [group.steps.len() - 1];
-    let (leaf_bindings, functions, body) =
-        chain4(group, &how, t, "i / 4u", "vec4<T>", &root, |v| v.to_string());
+    let pbase = format!("{offset}u");
+    let (leaf_bindings, functions, body) = chain4(group, &how, t, "i / 4u", "vec4<T>", &root, &pbase, |v| {
+        v.to_string()
+    });
     let src = format!(
         "{leaf_bindings}{functions}fn load4(i: u32) -> vec4<T> {{\n{body}    return r0;\n}}\nfn load(i: u32) -> T {{\n    return load4(i - i % 4u)[i % 4u];\n}}\n"
     );
-    (src, format!("v4:{:?}:{how:?}", group.steps))
+    (
+        src,
+        format!("v4:{offset}:{:?}:{how:?}", group.steps),
+        group.params.clone(),
+    )
 }
 
 /// A chain four elements at a time: the leaf bindings (`vec4<u32>` arrays, `u32` for single
 /// elements), the chain's functions, and statements that load vec4 `index` of each leaf (of a row
 /// of `n`: `index % (n / 4)`) and compute `var r{o}: {r_type}`, the value of step `roots[o]`,
 /// component by component (`wrap` turns a result into `r`'s component type). Every access is
-/// `Same`, `One` or a `Row` of a multiple of 4.
+/// `Same`, `One` or a `Row` of a multiple of 4. The group's params are at `params[pbase ..]`.
+#[allow(clippy::too_many_arguments)]
 fn chain4(
     group: &Group,
     how: &[Access],
@@ -294,10 +317,11 @@ fn chain4(
     index: &str,
     r_type: &str,
     roots: &[usize],
+    pbase: &str,
     wrap: impl Fn(&str) -> String,
 ) -> (String, String, String) {
     let loaded: Vec<(usize, Access)> = (0..how.len()).map(|k| (k, Access::Same)).collect();
-    let (functions, _, body) = chain(group, t, &loaded, "0u");
+    let (functions, _, body) = chain(group, t, &loaded, "0u", pbase);
     let mut leaf_bindings = String::new();
     let mut src = String::new();
     for (k, &a) in how.iter().enumerate() {

@@ -150,7 +150,8 @@ pub(super) fn reduce_from(
         Source::Buffer(a) if v4 => (VEC4_LOAD.to_string(), "v4".to_string(), vec![(a.buffer, a.len())]),
         Source::Buffer(a) => (PLAIN_LOAD.to_string(), String::new(), vec![(a.buffer, a.len())]),
         Source::Chain { group, leaves, shape } if v4 => {
-            let (load, key) = super::fused::load4_parts(group, leaves, shape, t);
+            let (load, key, extra) = super::fused::load4_parts(group, leaves, shape, t, params.len());
+            params.extend(extra);
             (load, key, leaves.iter().map(|l| (l.buffer, l.len())).collect())
         }
         Source::Chain { group, leaves, shape } => {

@@ -67,10 +67,12 @@ impl Drop for LeafRef {
 pub(crate) struct Chain {
     pub(crate) steps: Vec<Step>,
     pub(crate) leaves: Vec<LeafRef>,
+    /// The words its [`Ref::Param`]s read (number operands: `x.mul(2)`'s 2).
+    pub(crate) params: Vec<u32>,
     /// The pending tensors inlined into it, each with the step that is its value: one computed
     /// since (kept and read, or settled at `sync()`) is read back as a leaf instead ([`Chain::resolved`]).
     inlined: Vec<(WeakShared<TensorCore>, usize)>,
-    /// Tensors nothing but pending chains holds (the scalar of `x.mul(2)`): disposed when the
+    /// Tensors nothing but pending chains holds (a composite's statistic): disposed when the
     /// last chain holding them is computed or dropped. After `leaves`, so dropped after them.
     owned: Vec<Shared<Tensor>>,
 }
@@ -83,6 +85,7 @@ impl Chain {
             leaves: (0..self.leaves.len()).collect(),
             producer: None,
             consumer,
+            params: self.params.clone(),
         }
     }
 
@@ -116,6 +119,7 @@ impl Chain {
         let mut out = Chain {
             steps: vec![],
             leaves: vec![],
+            params: self.params.clone(),
             inlined: vec![],
             owned: self.owned.clone(),
         };
@@ -175,6 +179,14 @@ fn leaf_of(leaves: &mut Vec<LeafRef>, core: &Shared<TensorCore>) -> Ref {
     }))
 }
 
+/// `word` as one of `params` (added once).
+fn param_of(params: &mut Vec<u32>, word: u32) -> Ref {
+    Ref::Param(params.iter().position(|&w| w == word).unwrap_or_else(|| {
+        params.push(word);
+        params.len() - 1
+    }))
+}
+
 /// A session's pending tensors, weakly (settled all at once, or those reading a leaf).
 #[derive(Default)]
 pub(crate) struct Deferred {
@@ -212,12 +224,14 @@ pub(crate) fn defers(op: &Op, args: &[&Tensor], dtype: DType) -> bool {
     chainable(op) && args.iter().all(|a| a.dtype() == dtype)
 }
 
-/// The pending chain computing `steps` (their `Ref::Leaf(k)` read `args[k]`) at `shape`, the
-/// pending args at that shape inlined; `None` past the caps.
-fn build(steps: &[Step], args: &[&Tensor], shape: &[usize]) -> Option<Chain> {
+/// The pending chain computing `steps` (their `Ref::Leaf(k)` read `args[k]`, their
+/// `Ref::Param(j)` the word `params[j]`) at `shape`, the pending args at that shape inlined;
+/// `None` past the caps.
+fn build(steps: &[Step], params: &[u32], args: &[&Tensor], shape: &[usize]) -> Option<Chain> {
     let mut chain = Chain {
         steps: vec![],
         leaves: vec![],
+        params: vec![],
         inlined: vec![],
         owned: vec![],
     };
@@ -234,8 +248,12 @@ fn build(steps: &[Step], args: &[&Tensor], shape: &[usize]) -> Option<Chain> {
             if let Some(c) = pending.as_ref() {
                 let c = c.resolved();
                 let base = chain.steps.len();
-                let (steps, leaves) = (&mut chain.steps, &mut chain.leaves);
-                let root = append_steps(steps, &c.steps, |k| leaf_of(leaves, &c.leaves[k].0));
+                let (steps, leaves, words) = (&mut chain.steps, &mut chain.leaves, &mut chain.params);
+                let root = append_steps(steps, &c.steps, |r| match r {
+                    Ref::Leaf(k) => leaf_of(leaves, &c.leaves[k].0),
+                    Ref::Param(j) => param_of(words, c.params[j]),
+                    other => other,
+                });
                 chain
                     .inlined
                     .extend(c.inlined.iter().map(|(w, k)| (w.clone(), base + k)));
@@ -248,28 +266,34 @@ fn build(steps: &[Step], args: &[&Tensor], shape: &[usize]) -> Option<Chain> {
         a.core.settle(); // read as a leaf: computed first
         refs.push(chain.leaf(&a.core));
     }
-    append_steps(&mut chain.steps, steps, |k| refs[k]);
+    let words = &mut chain.params;
+    append_steps(&mut chain.steps, steps, |r| match r {
+        Ref::Leaf(k) => refs[k],
+        Ref::Param(j) => param_of(words, params[j]),
+        other => other,
+    });
     if chain.leaves.len() > MAX_LEAVES || chain.steps.len() > MAX_EAGER_STEPS {
         return None;
     }
     Some(chain)
 }
 
-/// Runs `steps` over `args` (see [`build`]) lazily: `out` (just allocated at the inferred shape)
-/// becomes pending. Of `owned` (tensors nothing else will hold: a scalar operand, a composite's
+/// Runs `steps` over `args` and `params` (see [`build`]) lazily: `out` (just allocated at the
+/// inferred shape) becomes pending. Of `owned` (tensors nothing else will hold: a composite's
 /// statistic), those it reads are held until it is computed.
 pub(crate) fn defer(
     s: &Shared<SessionShared>,
     steps: &[Step],
+    params: &[u32],
     args: &[&Tensor],
     out: &Tensor,
     owned: &[Shared<Tensor>],
 ) {
-    let mut chain = build(steps, args, out.shape()).unwrap_or_else(|| {
+    let mut chain = build(steps, params, args, out.shape()).unwrap_or_else(|| {
         for a in args {
             a.core.settle();
         }
-        build(steps, args, out.shape()).expect("a chain over computed tensors fits the caps")
+        build(steps, params, args, out.shape()).expect("a chain over computed tensors fits the caps")
     });
     let read: Vec<Shared<Tensor>> = owned.iter().filter(|t| chain.reads(&t.core)).cloned().collect();
     chain.owned.extend(read);
@@ -284,6 +308,14 @@ pub(crate) fn one_step(op: &Op, arity: usize) -> [Step; 1] {
     [Step {
         op: op.clone(),
         args: (0..arity).map(Ref::Leaf).collect(),
+    }]
+}
+
+/// Binary `op` on a tensor and a number (the word `params[0]`) as a one-step chain, for [`defer`].
+pub(crate) fn scalar_step(op: &Op) -> [Step; 1] {
+    [Step {
+        op: op.clone(),
+        args: vec![Ref::Leaf(0), Ref::Param(0)],
     }]
 }
 

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::sync::{MutexGuard, TryLockError};
 
-use super::{leaf_of, Chain, LeafRef};
+use super::{leaf_of, param_of, Chain, LeafRef};
 use crate::dtype::DType;
 use crate::kernels::Operand;
 use crate::platform::Shared;
@@ -28,6 +28,7 @@ const BUFFERS: usize = 8;
 struct Merged<'a> {
     steps: Vec<Step>,
     leaves: Vec<LeafRef>,
+    params: Vec<u32>,
     /// Each member, its locked chain, its chain resolved, and the step that is its value.
     members: Vec<(&'a TensorCore, MutexGuard<'a, Option<Chain>>, Chain, usize)>,
 }
@@ -37,6 +38,7 @@ impl<'a> Merged<'a> {
         Merged {
             steps: vec![],
             leaves: vec![],
+            params: vec![],
             members: vec![],
         }
     }
@@ -44,7 +46,7 @@ impl<'a> Merged<'a> {
     /// Adds `chain`'s steps (a step already present reused); its root, or `None` (nothing
     /// changed) if the kernel would bind more than [`BUFFERS`] or pass the step cap.
     fn add(&mut self, chain: &Chain) -> Option<usize> {
-        let (steps, leaves) = (self.steps.len(), self.leaves.len());
+        let (steps, leaves, params) = (self.steps.len(), self.leaves.len(), self.params.len());
         let mut map = Vec::with_capacity(chain.steps.len());
         for s in &chain.steps {
             let args = s
@@ -52,6 +54,7 @@ impl<'a> Merged<'a> {
                 .iter()
                 .map(|r| match *r {
                     Ref::Leaf(k) => leaf_of(&mut self.leaves, &chain.leaves[k].0),
+                    Ref::Param(j) => param_of(&mut self.params, chain.params[j]),
                     Ref::Step(j) => Ref::Step(map[j]),
                     other => other,
                 })
@@ -71,6 +74,7 @@ impl<'a> Merged<'a> {
         if bindings > BUFFERS || self.steps.len() > MAX_EAGER_STEPS {
             self.steps.truncate(steps);
             self.leaves.truncate(leaves);
+            self.params.truncate(params);
             return None;
         }
         map.last().copied()
@@ -81,6 +85,7 @@ impl<'a> Merged<'a> {
         let Merged {
             steps,
             leaves,
+            params,
             members,
         } = self;
         if members.len() > 1 && !s.gpu.is_lost() {
@@ -89,6 +94,7 @@ impl<'a> Merged<'a> {
                 leaves: (0..leaves.len()).collect(),
                 producer: None,
                 consumer: None,
+                params,
             };
             let operands: Vec<Operand> = leaves.iter().map(LeafRef::operand).collect();
             let outs: Vec<(Operand, usize)> = members

@@ -26,6 +26,9 @@ pub(crate) enum Ref {
     /// A single-element constant, written into the kernel as its 32-bit word (a bound, an
     /// epsilon): no buffer to bind.
     Const(u32),
+    /// The group's `params[k]` (a 32-bit word passed with the kernel's parameters, not written into
+    /// its code): an eager number operand, so `x.mul(2)` and `x.mul(3)` share one pipeline.
+    Param(usize),
 }
 
 /// One elementwise op inside a fused kernel.
@@ -47,6 +50,8 @@ pub(crate) struct Group {
     /// The reduction the chain feeds (the group's root is then that reduce node): the chain is
     /// computed as the reduction reads it, so its value is never written. With the chain's shape.
     pub consumer: Option<(Op, Vec<usize>)>,
+    /// The words [`Ref::Param`] reads (eager chains only; a program's constants are [`Ref::Const`]).
+    pub params: Vec<u32>,
 }
 
 /// The fusion decisions for one specialisation.
@@ -75,11 +80,11 @@ fn elementwise(n: &Node) -> bool {
 }
 
 /// Appends the steps of another chain to `steps`, its step references shifted and each of its
-/// leaves `k` read as `leaf(k)`; the index of its root.
+/// other operands (a leaf, a parameter) read as `operand(r)`; the index of its root.
 pub(crate) fn append_steps(
     steps: &mut Vec<Step>,
     other: &[Step],
-    mut leaf: impl FnMut(usize) -> Ref,
+    mut operand: impl FnMut(Ref) -> Ref,
 ) -> usize {
     let base = steps.len();
     for st in other {
@@ -87,9 +92,8 @@ pub(crate) fn append_steps(
             .args
             .iter()
             .map(|r| match *r {
-                Ref::Leaf(k) => leaf(k),
                 Ref::Step(k) => Ref::Step(base + k),
-                other => other,
+                other => operand(other),
             })
             .collect();
         steps.push(Step {
@@ -136,6 +140,7 @@ fn single(nodes: &[Node], n: NodeId) -> Option<Group> {
         leaves,
         producer: None,
         consumer: None,
+        params: vec![],
     })
 }
 
@@ -218,6 +223,7 @@ pub(crate) fn fuse(p: &Program, shapes: &[Vec<usize>], dtypes: &[DType]) -> Fusi
                     leaves,
                     producer: None,
                     consumer: None,
+                    params: vec![],
                 },
             );
         }
@@ -309,6 +315,7 @@ fn epilogues(
                 leaves,
                 producer: Some(made_by.clone()),
                 consumer: None,
+                params: vec![],
             },
         );
     }

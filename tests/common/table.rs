@@ -673,24 +673,34 @@ pub async fn table_ops_match_f64_reference(s: &Session) {
     let ta = a.upload(s);
     fails_unchanged("DTYPE_MISMATCH", "logicalAnd of float32", || ta.logical_and(&ta));
 
-    // number operands: a scalar of the tensor's dtype (4 B), held by the pending result until
-    // it is computed, then freed
+    // number operands: a deferred op takes the number as a parameter word of its kernel (no
+    // buffer); one that is not deferred (a comparison) makes a scalar of the tensor's dtype (4 B),
+    // freed as soon as the op is recorded
     let x = host(&[5], |i| i as f32 - 2.0);
     let tx = x.upload(s);
     let live = s.stats().live_bytes;
     let y = tx.binary_scalar(BinaryOp::Mul, 2.0).unwrap();
-    assert_eq!(s.stats().live_bytes, live + 20 + 4, "the result and its scalar");
+    assert_eq!(s.stats().live_bytes, live + 20, "the result alone");
     compare(
         "mul by a number",
         &y.read::<f32>().await.unwrap(),
         &map(&x, |v| v * 2.0),
         EXACT,
     );
+    assert_eq!(s.stats().live_bytes, live + 20, "only the result stays");
+    let g = tx.binary_scalar(BinaryOp::Greater, 0.0).unwrap();
     assert_eq!(
         s.stats().live_bytes,
-        live + 20,
-        "only the result stays: the scalar was freed"
+        live + 20 + g.byte_length(),
+        "the comparison's result: its scalar was freed"
     );
+    compare(
+        "greater than a number",
+        &g.read::<bool>().await.unwrap(),
+        &Host::from_fn(&x.shape, |i| x.data[i] > 0.0),
+        EXACT,
+    );
+    drop(g);
     let ti = s.tensor(&[1i32, 2, 3], &[3]).unwrap();
     fails_unchanged("INVALID_ARGUMENT", "1.5 is not an int32", || {
         ti.binary_scalar(BinaryOp::Add, 1.5)
