@@ -2,6 +2,7 @@
 //! from the pool and records the same kernel a program node would ([`crate::kernels::record`]).
 
 use crate::composite::Eager;
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::{compose, infer, BinaryOp, Op, ReduceOp, UnaryOp};
 use crate::platform::Shared;
@@ -17,6 +18,26 @@ pub(crate) fn apply(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor]) -> Res
 /// [`apply`], its kernel recorded at once (inside composites, which fuse their own chains).
 pub(crate) fn apply_now(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor]) -> Result<Tensor> {
     run(s, op, args, false)
+}
+
+/// `op`'s output (of `out`'s shape and dtype) allocated now and pending: `steps` over `args` and
+/// `params` (`lazy::defer`), its kernel observed with the inputs' `shapes`.
+fn deferred(
+    s: &Shared<SessionShared>,
+    op: &Op,
+    steps: &[crate::program::fusion::Step],
+    params: &[u32],
+    args: &[&Tensor],
+    shapes: &[&[usize]],
+    out: (Vec<usize>, DType),
+) -> Result<Tensor> {
+    let out = {
+        let _submission = s.submission(); // as every acquisition
+        Tensor::allocate(s, out.0, out.1, op.name().to_string())?
+    };
+    crate::lazy::defer(s, steps, params, args, &out, &[]);
+    s.scopes.observe(&s.ledger, op.name(), shapes, &[&out]);
+    Ok(out)
 }
 
 fn run(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor], lazy: bool) -> Result<Tensor> {
@@ -41,13 +62,8 @@ fn run(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor], lazy: bool) -> Resu
     let shape: Vec<usize> = dims.into_iter().map(|d| d.unwrap_or(0)).collect();
     let shapes: Vec<&[usize]> = args.iter().map(|t| t.shape()).collect();
     if lazy && crate::lazy::defers(op, args, dtype) {
-        let out = {
-            let _submission = s.submission(); // as every acquisition
-            Tensor::allocate(s, shape, dtype, op.name().to_string())?
-        };
-        crate::lazy::defer(s, &crate::lazy::one_step(op, args.len()), &[], args, &out, &[]);
-        s.scopes.observe(&s.ledger, op.name(), &shapes, &[&out]);
-        return Ok(out);
+        let steps = crate::lazy::one_step(op, args.len());
+        return deferred(s, op, &steps, &[], args, &shapes, (shape, dtype));
     }
     // a reduction of a pending tensor reads its chain as it reduces
     let prologue = match (op, args) {
@@ -300,29 +316,24 @@ macro_rules! eager_reduce {
 crate::reduce_table!(eager_reduce);
 
 impl Tensor {
-    /// `self op value`, `value` a scalar of this tensor's dtype made for the op and freed after it
-    /// (TensorFlow.js's number operands). Checked before anything is made: a failure changes nothing.
+    /// `self op value`, `value` of this tensor's dtype (TensorFlow.js's number operands): a
+    /// parameter word of the kernel when the op is deferred, else a scalar made for the op and freed
+    /// after it. Checked before anything is made: a failure changes nothing.
     pub fn binary_scalar(&self, op: BinaryOp, value: f64) -> Result<Tensor> {
         let s = &self.core.session;
         s.check_open()?;
         self.check_live()?;
         let dims = self.shape().iter().map(|&d| Some(d)).collect();
         let (out, _) = infer(&Op::Binary(op), &[(dims, self.dtype()), (vec![], self.dtype())])?;
-        self.dtype().word_from_f64(value)?;
+        let word = self.dtype().word_from_f64(value)?;
         let out: Vec<usize> = out.into_iter().map(|d| d.unwrap_or(0)).collect();
         let op = Op::Binary(op);
         if crate::lazy::defers(&op, &[self], self.dtype()) {
             // deferred: the number is a parameter word of the pending kernel (no buffer), so
             // `x.mul(2).add(1)` is one kernel, and `x.mul(3)` shares `x.mul(2)`'s pipeline
-            let word = self.dtype().word_from_f64(value)?;
-            let out = {
-                let _submission = s.submission(); // as every acquisition
-                Tensor::allocate(s, out, self.dtype(), op.name().to_string())?
-            };
-            crate::lazy::defer(s, &crate::lazy::scalar_step(&op), &[word], &[self], &out, &[]);
-            s.scopes
-                .observe(&s.ledger, op.name(), &[self.shape(), &[]], &[&out]);
-            return Ok(out);
+            let steps = crate::lazy::scalar_step(&op);
+            let shapes = [self.shape(), &[]];
+            return deferred(s, &op, &steps, &[word], &[self], &shapes, (out, self.dtype()));
         }
         s.admit(&[4, crate::shape::byte_length(&out)?])?;
         let scalar = crate::session::scalar_in(s, value, self.dtype())?; // freed after the op
