@@ -998,8 +998,10 @@ async fn cast_cases(s: &Session, rng: &mut Rng) {
 async fn matmul_cases(s: &Session, rng: &mut Rng) {
     // GPU forms: the first eight use the small kernel; the last three have at least 16 64×64 output
     // tiles and use the large one, with edges that are not multiples of 64 or 4. CPU form (every
-    // case): 4×8 blocks, N a multiple of 4 or not (vec4 or scalar loads of B), batches broadcast.
-    let cases: [(&[usize], &[usize]); 11] = [
+    // case): 4×8 blocks, N a multiple of 4 or not (vec4 or scalar loads of B), batches broadcast;
+    // 8×16 blocks where K and N are multiples of 4 (16×16, 256×64·64×256 and the last two, whose
+    // rows are not in eights and columns in eights but not sixteens: a block half outside).
+    let cases: [(&[usize], &[usize]); 13] = [
         (&[17, 33], &[33, 5]),
         (&[1, 1], &[1, 1]),
         (&[2, 3, 17, 9], &[9, 4]),
@@ -1011,6 +1013,8 @@ async fn matmul_cases(s: &Session, rng: &mut Rng) {
         (&[256, 64], &[64, 256]),
         (&[301, 37], &[37, 259]),
         (&[3, 130, 70], &[70, 150]),
+        (&[21, 12], &[12, 40]),
+        (&[2, 70, 20], &[20, 136]),
     ];
     for (sa, sb) in cases {
         check_matmul(
