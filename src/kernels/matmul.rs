@@ -51,9 +51,11 @@ fn load_b4(b_off: u32, k: u32, col: u32, n: u32, kk: u32) -> vec4<T> {
 ";
 
 /// The output block of one `matmul_cpu.wgsl` invocation, rows × columns: 8×16 when both operands
-/// are read as vec4s, else 4×8 (SwiftShader's compiler crashed the GPU process on a larger body
-/// of guarded element-by-element loads). On SwiftShader the 8×16 block made a 1024² product and
-/// the MLP's 64×784·784×256 1.3–1.5× faster than 4×8 (fewer loads per multiply-add).
+/// are read as vec4s and no epilogue is fused into the store, else 4×8 (SwiftShader's compiler
+/// crashed the GPU process on a larger body of guarded element-by-element loads). On SwiftShader
+/// the 8×16 block made a 1024² product and the MLP's 64×784·784×256 1.3–1.5× faster than 4×8
+/// (fewer loads per multiply-add); with an epilogue (32 inlined copies of the chain) the compiled
+/// MobileNet block's pointwise convolution (K = 32) was slower with it than with 4×8.
 fn cpu_block(vec: bool) -> (usize, usize) {
     if vec {
         (8, 16)
@@ -175,12 +177,12 @@ pub(crate) fn matmul_with(
         }));
     }
     let t = wgsl_type(a.dtype);
-    // CPU adapters: no workgroup memory (`matmul_cpu.wgsl`), 8×8 invocations of R×C blocks, specialised
+    // CPU adapters: no workgroup memory (`matmul_cpu.wgsl`), 8×8 invocations of R×C blocks (`cpu_block`), specialised
     // by layout: vec4 reads of A and B, and edges that cannot occur not tested for (rows and
     // columns in whole blocks, k in fours)
     let cpu_form = ctx.cpu_adapter.then(|| {
         let vec = (!ta && k.is_multiple_of(4), !tb && n.is_multiple_of(4));
-        let block = cpu_block(vec.0 && vec.1);
+        let block = cpu_block(vec.0 && vec.1 && epi.is_none());
         let full = (
             m.is_multiple_of(block.0),
             n.is_multiple_of(block.1),
