@@ -50,12 +50,18 @@ fn load_b4(b_off: u32, k: u32, col: u32, n: u32, kk: u32) -> vec4<T> {
 }
 ";
 
+/// With an epilogue fused into the store, the CPU form uses the 8×16 block only from this K up.
+/// Measured on two shapes: the compiled MobileNet block's pointwise convolution (K = 32) ran
+/// slower with 8×16 than 4×8 on SwiftShader (0.87× → 0.64× jax-js jit; the block inlines the
+/// chain 32 times per invocation, a large cost beside 32 multiply-adds per output), while the
+/// compiled MLP (K = 784, bias and relu fused) ran 1.6× slower on lavapipe with 4×8.
+const EPILOGUE_MIN_K: usize = 128;
+
 /// The output block of one `matmul_cpu.wgsl` invocation, rows × columns: 8×16 when both operands
-/// are read as vec4s and no epilogue is fused into the store, else 4×8 (SwiftShader's compiler
-/// crashed the GPU process on a larger body of guarded element-by-element loads). On SwiftShader
-/// the 8×16 block made a 1024² product and the MLP's 64×784·784×256 1.3–1.5× faster than 4×8
-/// (fewer loads per multiply-add); with an epilogue (32 inlined copies of the chain) the compiled
-/// MobileNet block's pointwise convolution (K = 32) was slower with it than with 4×8.
+/// are read as vec4s (and K is at least [`EPILOGUE_MIN_K`] under an epilogue), else 4×8
+/// (SwiftShader's compiler crashed the GPU process on a larger body of guarded element-by-element
+/// loads). On SwiftShader the 8×16 block made a 1024² product and the MLP's 64×784·784×256
+/// 1.3–1.5× faster than 4×8 (fewer loads per multiply-add).
 fn cpu_block(vec: bool) -> (usize, usize) {
     if vec {
         (8, 16)
@@ -182,7 +188,7 @@ pub(crate) fn matmul_with(
     // columns in whole blocks, k in fours)
     let cpu_form = ctx.cpu_adapter.then(|| {
         let vec = (!ta && k.is_multiple_of(4), !tb && n.is_multiple_of(4));
-        let block = cpu_block(vec.0 && vec.1 && epi.is_none());
+        let block = cpu_block(vec.0 && vec.1 && (epi.is_none() || k >= EPILOGUE_MIN_K));
         let full = (
             m.is_multiple_of(block.0),
             n.is_multiple_of(block.1),

@@ -999,7 +999,7 @@ async fn matmul_cases(s: &Session, rng: &mut Rng) {
     // GPU forms: the first eight use the small kernel; the last three have at least 16 64×64 output
     // tiles and use the large one, with edges that are not multiples of 64 or 4. CPU form (every
     // case): 4×8 blocks, N a multiple of 4 or not (vec4 or scalar loads of B), batches broadcast;
-    // 8×16 blocks where K and N are multiples of 4 and nothing is fused into the store (16×16, 256×64·64×256 and the last two, whose
+    // 8×16 blocks where K and N are multiples of 4 (with an epilogue: and K ≥ 128) (16×16, 256×64·64×256 and the last two, whose
     // rows are not in eights and columns in eights but not sixteens: a block half outside).
     let cases: [(&[usize], &[usize]); 13] = [
         (&[17, 33], &[33, 5]),
