@@ -183,9 +183,10 @@ pub(crate) fn matmul_with(
         }));
     }
     let t = wgsl_type(a.dtype);
-    // CPU adapters: no workgroup memory (`matmul_cpu.wgsl`), 8×8 invocations of R×C blocks (`cpu_block`), specialised
-    // by layout: vec4 reads of A and B, and edges that cannot occur not tested for (rows and
-    // columns in whole blocks, k in fours)
+    // CPU adapters: no workgroup memory (`matmul_cpu.wgsl`), 8×8 invocations of R×C blocks
+    // (`cpu_block`; the block is part of the pipeline key: with an epilogue it depends on K),
+    // specialised by layout: vec4 reads of A and B, and edges that cannot occur not tested for
+    // (rows and columns in whole blocks, k in fours)
     let cpu_form = ctx.cpu_adapter.then(|| {
         let vec = (!ta && k.is_multiple_of(4), !tb && n.is_multiple_of(4));
         let block = cpu_block(vec.0 && vec.1 && (epi.is_none() || k >= EPILOGUE_MIN_K));
@@ -201,7 +202,7 @@ pub(crate) fn matmul_with(
         Some((vec, full, (r, c))) => (
             "matmul_cpu",
             (8 * c, 8 * r),
-            format!("{}{}{full:?}", vec.0, vec.1),
+            format!("{}{}{full:?}{r}x{c}", vec.0, vec.1),
         ),
         None if large => ("matmul", (TILE, TILE), String::new()),
         None => ("matmul_small", (SMALL_TILE, SMALL_TILE), String::new()),
