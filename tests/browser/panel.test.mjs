@@ -553,8 +553,11 @@ test('panel v2: per-storage bands (a staircase for a leak), the hovered band’s
   await page.click('[data-capture="steady"]');
   await page.waitForTimeout(1000);
   await page.click('#stop');
+  // pause the panel before reading it: a poll landing between the geometry read and the hover
+  // below would move the newest band from under the pointer
+  await page.click('#memory-panel [data-action="pause"]');
+  await page.evaluate(() => window.affonDemo.panel.polling); // a poll under way finishes first
   // the bands: one per kept square result, each alive from its creation to now (nothing leaves)
-  // (read together: the panel keeps polling, so a second evaluate may see one poll more)
   const { bands, polls } = await page.evaluate(() => {
     const t = window.affonDemo.panel.storageTimeline;
     return { bands: t.bands.filter((b) => b.origin === 'square'), polls: t.polls.length };
@@ -602,9 +605,9 @@ test('panel v2: per-storage bands (a staircase for a leak), the hovered band’s
   const m = inUse.match(/^(\d+): ([\d.]+) MiB → ([\d.]+) MiB$/);
   assert.ok(m && m[2] === m[3] && Number(m[1]) >= 20, `in use: ${inUse}`);
   await page.screenshot({ path: 'test-output/panel-v2-storages.png', fullPage: true });
-  // save the recording; another page opens it: the same bands, captures and diff, paused
-  await page.click('#memory-panel [data-action="pause"]');
-  await page.evaluate(() => window.affonDemo.panel.polling); // a poll under way finishes first
+  // save the recording (the panel is paused above); another page opens it: the same bands,
+  // captures and diff, paused
+  assert.equal(await page.evaluate(() => window.affonDemo.panel.running), false);
   const savedBands = await page.evaluate(() => window.affonDemo.panel.storageTimeline.bands.filter((b) => b.origin === 'square').length);
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#memory-panel [data-action="export-recording"]')]);
   assert.match(download.suggestedFilename(), /^affon-recording-.*\.json$/);
