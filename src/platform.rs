@@ -61,8 +61,10 @@ export function affon_after(ms, f) { setTimeout(f, ms); }
 export function affon_now() { return globalThis.performance ? performance.now() : Date.now(); }
 let heapAt = -Infinity, heap = -1;
 export function affon_js_heap(maxAgeMs) {
-  const t = affon_now();
-  if (t - heapAt >= maxAgeMs) { heapAt = t; heap = globalThis.performance?.memory?.usedJSHeapSize ?? -1; }
+  // Date.now(), not performance.now(): a tenth of the cost, and whole milliseconds are enough to
+  // age a reading (a clock set back takes a new one too)
+  const t = Date.now();
+  if (!(Math.abs(t - heapAt) < maxAgeMs)) { heapAt = t; heap = globalThis.performance?.memory?.usedJSHeapSize ?? -1; }
   return heap;
 }
 "#)]

@@ -434,7 +434,7 @@ impl JsSession {
     /// `{numTensors, numBytes, numDataBuffers, peakBytes, unreliable, reasons}` for this session.
     #[wasm_bindgen(unchecked_return_type = "MemoryInfo")]
     pub fn memory(&self) -> JsResult<JsValue> {
-        to_value(&self.get()?.memory())
+        super::records::memory_info(&self.get()?.memory())
     }
 
     /// Waits for all queued device work.

@@ -51,82 +51,12 @@ impl JsTelemetry {
     }
 }
 
-thread_local! {
-    /// The parsed layout of the last `metrics()` call and its hash.
-    static LAYOUT: std::cell::RefCell<Option<(u64, JsValue)>> = const { std::cell::RefCell::new(None) };
-}
-
-#[wasm_bindgen(inline_js = r#"
-let memory = null, view = null;
-export function affon_records_memory(m) { memory = m; }
-export function affon_build_records(layout, ptr, len) {
-  // The values are read in place from wasm memory (`len` f64 at byte offset `ptr`): no copy.
-  // One object per record, fields in the order serde writes them (records compare as JSON);
-  // a record's `labels` is its layout entry's object, frozen (shared by every call's records).
-  // A view of memory that grew is detached: its length is 0 (the memory is not shared: no threads).
-  if (view === null || view.length === 0) view = new Float64Array(memory.buffer);
-  const out = new Array(layout.length);
-  let j = ptr >>> 3;
-  const end = j + len;
-  for (let i = 0; i < layout.length; i++) {
-    const t = layout[i];
-    const r = { scope: t.scope, name: t.name, kind: t.kind, unit: t.unit, value: view[j++] };
-    if (t.dist) {
-      r.count = view[j++]; r.sum = view[j++]; r.min = view[j++]; r.max = view[j++]; r.mean = view[j++];
-    }
-    if (t.labels) r.labels = t.labels;
-    out[i] = r;
-  }
-  if (j !== end) throw new Error(`metrics: layout read ${j - (ptr >>> 3)} values of ${len}`);
-  return out;
-}
-"#)]
-extern "C" {
-    fn affon_records_memory(memory: &JsValue);
-    fn affon_build_records(layout: &JsValue, ptr: u32, len: u32) -> JsValue;
-}
-
-thread_local! {
-    /// Whether `affon_build_records` has been given the wasm memory.
-    static MEMORY_GIVEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
 #[wasm_bindgen(js_class = telemetry)]
 impl JsTelemetry {
     /// `MetricRecord[]`: the process-wide records, then labelled records per live session.
     #[wasm_bindgen(unchecked_return_type = "MetricRecord[]")]
     pub fn metrics() -> JsResult<JsValue> {
-        use crate::telemetry::frame::{emit, Layout, Values};
-        // The values cross as one Float64Array; the layout (names, kinds, units, labels) crosses
-        // as JSON only when it changed, and `affon_build_records` makes the objects from both.
-        let mut v = Values::default();
-        emit(&mut v);
-        let layout = LAYOUT.with(|c| {
-            let mut c = c.borrow_mut();
-            if c.as_ref().is_none_or(|(h, _)| *h != v.hash) {
-                let mut l = Layout::default();
-                emit(&mut l);
-                let text = serde_json::Value::Array(l.0).to_string();
-                let layout = js_sys::JSON::parse(&text)?;
-                for entry in js_sys::Array::from(&layout).iter() {
-                    let labels = js_sys::Reflect::get(&entry, &"labels".into())?;
-                    if labels.is_object() {
-                        js_sys::Object::freeze(labels.unchecked_ref::<js_sys::Object>());
-                    }
-                }
-                *c = Some((v.hash, layout));
-            }
-            Ok::<JsValue, JsValue>(c.as_ref().map(|(_, l)| l.clone()).unwrap_or_default())
-        })?;
-        if !MEMORY_GIVEN.with(|g| g.replace(true)) {
-            affon_records_memory(&wasm_bindgen::memory());
-        }
-        // `v.values` lives until the call returns: JS reads it in place
-        Ok(affon_build_records(
-            &layout,
-            v.values.as_ptr() as usize as u32,
-            v.values.len() as u32,
-        ))
+        super::records::metrics()
     }
 
     /// Resets every peak gauge to its current value.
