@@ -1,6 +1,7 @@
 //! Native criterion benches for the browser bench's workloads (BENCHMARKS.md, "Native"):
 //! - a compiled 8-op chain + `sum` on 1M and 16M floats (one kernel), beside the host's memory bandwidth
-//!   (a 64 MiB memcpy, read + write) measured in the same run;
+//!   (a 64 MiB memcpy, read + write) and the adapter's floor at 16M floats (`sum` alone, one
+//!   elementwise op alone) measured in the same run;
 //! - 1000 × `square` on `[3]`: plain, in one tidy, disposing each;
 //! - a MobileNet-style block on 1×112×112×32 (depthwise 3×3 + batchNorm + relu6, pointwise 1×1 to
 //!   64 + batchNorm + relu6), eager and compiled;
@@ -153,6 +154,16 @@ mod native {
         let n = 1usize << 20;
         let x = s.random_uniform(&[n], 0.0, 1.0, 1).unwrap();
         let exe = s.compile(&chain_sum()).unwrap();
+        let compile_one =
+            |name: &str, body: fn(&mut Program, affon::program::NodeId) -> affon::program::NodeId| {
+                let mut p = Program::new(name);
+                let x = p.input("x", DType::Float32, &[-1]).unwrap();
+                let y = body(&mut p, x);
+                p.output("y", y).unwrap();
+                s.compile(&p).unwrap()
+            };
+        let sum_only = || compile_one("sum_only", |p, x| p.sum(x, &[], false).unwrap());
+        let square_only = || compile_one("square_only", |p, x| p.mul(x, x).unwrap());
         // the host's memory bandwidth: a 64 MiB copy (larger than the caches), read + write
         let big = 16 * n;
         let src = vec![1.5f32; big];
@@ -171,6 +182,25 @@ mod native {
         g.sample_size(10);
         g.bench_function("compiled (one kernel)", |b| {
             b.iter(|| read(&exe.run(&[("x", &xl)], None).unwrap().remove(0).1))
+        });
+        g.finish();
+        // the adapter's own floor at this size: `sum` alone (nothing but the loads the chain's
+        // reduction does) and one elementwise op (x·x: read 64 MiB, write 64 MiB). On lavapipe these
+        // cost about what the chain + sum does: the loads, not the chain's arithmetic, set the pace
+        let only_sum = sum_only();
+        let one_op = square_only();
+        let mut g = c.benchmark_group("floor at 16M floats (64 MiB)");
+        g.throughput(Throughput::Bytes(4 * big as u64));
+        g.sample_size(10);
+        g.bench_function("sum alone (reads 64 MiB)", |b| {
+            b.iter(|| read(&only_sum.run(&[("x", &xl)], None).unwrap().remove(0).1))
+        });
+        g.bench_function("x*x alone (reads and writes 64 MiB)", |b| {
+            b.iter(|| {
+                let y = one_op.run(&[("x", &xl)], None).unwrap().remove(0).1;
+                pollster::block_on(s.sync()).unwrap();
+                drop(y);
+            })
         });
         g.finish();
         drop(xl);
