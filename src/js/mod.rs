@@ -7,6 +7,7 @@ mod program;
 mod records;
 mod registry;
 mod session;
+mod session_options;
 mod telemetry;
 mod tensor;
 mod train;

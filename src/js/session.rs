@@ -4,10 +4,10 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::args::{self, describe};
+use super::session_options::{parse_options, RandomArg};
 use super::{to_js, to_value, JsExecutable, JsProgram, JsResult, JsTensor};
 use crate::error::{invalid_arg, Error};
-use crate::pool::{PoolOptions, SizeClasses};
-use crate::session::{Session, SessionOptions};
+use crate::session::Session;
 
 thread_local! {
     /// Live sessions, so `telemetry.watch` can synchronise each before a snapshot.
@@ -47,124 +47,6 @@ pub struct JsSession {
     inner: Option<std::rc::Rc<Session>>,
 }
 
-#[derive(serde::Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct OptionsArg {
-    pool: Option<PoolArg>,
-    label: Option<String>,
-    capture_stacks: Option<bool>,
-    release_on_collect: Option<bool>,
-}
-
-#[derive(serde::Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct PoolArg {
-    max_total_bytes: Option<f64>,
-    cache_limit_bytes: Option<f64>,
-    oversize_threshold_bytes: Option<f64>,
-    size_classes: Option<ClassesArg>,
-    idle_trim_ms: Option<f64>,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
-enum ClassesArg {
-    Steps(f64),
-    List(Vec<f64>),
-}
-
-fn byte_option(name: &str, v: Option<f64>) -> crate::Result<Option<u64>> {
-    v.map(|b| {
-        if b.is_finite() && b.fract() == 0.0 && (0.0..=9.007_199_254_740_991e15).contains(&b) {
-            Ok(b as u64)
-        } else {
-            Err(invalid_arg!(
-                "pool.{name} must be a non-negative integer number of bytes, got {b}"
-            ))
-        }
-    })
-    .transpose()
-}
-
-fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
-    if options.is_undefined() || options.is_null() {
-        return Ok(SessionOptions::default());
-    }
-    // serde-wasm-bindgen looks struct fields up by name, so unknown keys are checked here.
-    check_keys(
-        &options,
-        &["pool", "label", "captureStacks", "releaseOnCollect"],
-        "Session.create options",
-    )?;
-    if let Ok(pool) = js_sys::Reflect::get(&options, &"pool".into()) {
-        check_keys(
-            &pool,
-            &[
-                "maxTotalBytes",
-                "cacheLimitBytes",
-                "oversizeThresholdBytes",
-                "sizeClasses",
-                "idleTrimMs",
-            ],
-            "options.pool",
-        )?;
-    }
-    let o: OptionsArg =
-        serde_wasm_bindgen::from_value(options).map_err(|e| invalid_arg!("Session.create options: {e}"))?;
-    let p = o.pool.unwrap_or_default();
-    let size_classes = match p.size_classes {
-        None => None,
-        Some(ClassesArg::Steps(s)) if s.fract() == 0.0 && (1.0..=64.0).contains(&s) => {
-            Some(SizeClasses::ladder(s as u32)?)
-        }
-        Some(ClassesArg::Steps(s)) => {
-            return Err(invalid_arg!(
-                "pool.sizeClasses steps must be 1, 2, 4, 8, 16, 32 or 64, got {s}"
-            ))
-        }
-        Some(ClassesArg::List(l)) => Some(SizeClasses::explicit(
-            l.into_iter()
-                .map(|b| byte_option("sizeClasses[]", Some(b)).map(|b| b.unwrap_or(0)))
-                .collect::<crate::Result<_>>()?,
-        )?),
-    };
-    Ok(SessionOptions {
-        pool: PoolOptions {
-            max_total_bytes: byte_option("maxTotalBytes", p.max_total_bytes)?,
-            cache_limit_bytes: byte_option("cacheLimitBytes", p.cache_limit_bytes)?,
-            oversize_threshold_bytes: byte_option("oversizeThresholdBytes", p.oversize_threshold_bytes)?,
-            size_classes,
-            idle_trim_ms: match p.idle_trim_ms {
-                Some(ms) if !(ms.is_finite() && ms.fract() == 0.0 && ms >= 0.0) => {
-                    return Err(invalid_arg!(
-                        "pool.idleTrimMs must be a non-negative whole number of milliseconds, got {ms}"
-                    ))
-                }
-                ms => ms.map(|ms| ms.min(u64::MAX as f64) as u64),
-            },
-        },
-        label: o.label,
-        capture_stacks: o.capture_stacks.unwrap_or(false),
-        release_on_collect: o.release_on_collect.unwrap_or(false),
-        kernels: crate::Kernels::ForAdapter,
-    })
-}
-
-fn check_keys(obj: &JsValue, allowed: &[&str], context: &str) -> crate::Result<()> {
-    if !obj.is_object() {
-        return Ok(()); // undefined is fine; other non-objects fail in deserialisation
-    }
-    for k in js_sys::Object::keys(obj.unchecked_ref::<js_sys::Object>()).iter() {
-        let k = k.as_string().unwrap_or_default();
-        if !allowed.contains(&k.as_str()) {
-            return Err(invalid_arg!(
-                "{context}: unknown option '{k}' (expected one of {allowed:?})"
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// Walks a tidy result for tensor handles: a Tensor, or arrays / plain objects of them.
 fn collect_tensor_ids(v: &JsValue, ids: &mut std::collections::HashSet<u64>, depth: usize) {
     if depth > 32 || !v.is_object() {
@@ -181,38 +63,6 @@ fn collect_tensor_ids(v: &JsValue, ids: &mut std::collections::HashSet<u64>, dep
     )) {
         for x in js_sys::Object::values(v.unchecked_ref()).iter() {
             collect_tensor_ids(&x, ids, depth + 1);
-        }
-    }
-}
-
-struct RandomArg(Vec<(String, JsValue)>);
-
-impl RandomArg {
-    fn parse(options: &JsValue, allowed: &[&str]) -> JsResult<RandomArg> {
-        let e = args::entries("random options", options)?;
-        if let Some((k, _)) = e.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
-            return Err(to_js(invalid_arg!("unknown option '{k}' (expected {allowed:?})")));
-        }
-        Ok(RandomArg(e))
-    }
-
-    fn get(&self, k: &str, default: f64) -> JsResult<f64> {
-        match self.0.iter().find(|(n, _)| n == k) {
-            None => Ok(default),
-            Some((_, v)) => args::number(&format!("option '{k}'"), v),
-        }
-    }
-
-    fn seed(&self) -> JsResult<u64> {
-        match self.0.iter().find(|(n, _)| n == "seed") {
-            None => Ok((js_sys::Math::random() * 9.0e15) as u64),
-            Some((_, v)) => match v.as_f64() {
-                Some(x) if x.fract() == 0.0 && (0.0..9.0e15).contains(&x) => Ok(x as u64),
-                _ => Err(to_js(invalid_arg!(
-                    "seed must be a non-negative integer, got {}",
-                    describe(v)
-                ))),
-            },
         }
     }
 }

@@ -1,0 +1,162 @@
+//! What `Session` methods take as options, parsed and checked: `Session.create`'s (the pool's
+//! limits, size classes, idle trim; label, stacks, release on collect) and the random ops'
+//! (`{mean, stddev, seed}`, `{min, max, seed}`). Unknown keys are refused by name.
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::args::{self, describe};
+use super::{to_js, JsResult};
+use crate::error::invalid_arg;
+use crate::pool::{PoolOptions, SizeClasses};
+use crate::session::SessionOptions;
+
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct OptionsArg {
+    pool: Option<PoolArg>,
+    label: Option<String>,
+    capture_stacks: Option<bool>,
+    release_on_collect: Option<bool>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PoolArg {
+    max_total_bytes: Option<f64>,
+    cache_limit_bytes: Option<f64>,
+    oversize_threshold_bytes: Option<f64>,
+    size_classes: Option<ClassesArg>,
+    idle_trim_ms: Option<f64>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum ClassesArg {
+    Steps(f64),
+    List(Vec<f64>),
+}
+
+fn byte_option(name: &str, v: Option<f64>) -> crate::Result<Option<u64>> {
+    v.map(|b| {
+        if b.is_finite() && b.fract() == 0.0 && (0.0..=9.007_199_254_740_991e15).contains(&b) {
+            Ok(b as u64)
+        } else {
+            Err(invalid_arg!(
+                "pool.{name} must be a non-negative integer number of bytes, got {b}"
+            ))
+        }
+    })
+    .transpose()
+}
+
+pub(super) fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(SessionOptions::default());
+    }
+    // serde-wasm-bindgen looks struct fields up by name, so unknown keys are checked here.
+    check_keys(
+        &options,
+        &["pool", "label", "captureStacks", "releaseOnCollect"],
+        "Session.create options",
+    )?;
+    if let Ok(pool) = js_sys::Reflect::get(&options, &"pool".into()) {
+        check_keys(
+            &pool,
+            &[
+                "maxTotalBytes",
+                "cacheLimitBytes",
+                "oversizeThresholdBytes",
+                "sizeClasses",
+                "idleTrimMs",
+            ],
+            "options.pool",
+        )?;
+    }
+    let o: OptionsArg =
+        serde_wasm_bindgen::from_value(options).map_err(|e| invalid_arg!("Session.create options: {e}"))?;
+    let p = o.pool.unwrap_or_default();
+    let size_classes = match p.size_classes {
+        None => None,
+        Some(ClassesArg::Steps(s)) if s.fract() == 0.0 && (1.0..=64.0).contains(&s) => {
+            Some(SizeClasses::ladder(s as u32)?)
+        }
+        Some(ClassesArg::Steps(s)) => {
+            return Err(invalid_arg!(
+                "pool.sizeClasses steps must be 1, 2, 4, 8, 16, 32 or 64, got {s}"
+            ))
+        }
+        Some(ClassesArg::List(l)) => Some(SizeClasses::explicit(
+            l.into_iter()
+                .map(|b| byte_option("sizeClasses[]", Some(b)).map(|b| b.unwrap_or(0)))
+                .collect::<crate::Result<_>>()?,
+        )?),
+    };
+    Ok(SessionOptions {
+        pool: PoolOptions {
+            max_total_bytes: byte_option("maxTotalBytes", p.max_total_bytes)?,
+            cache_limit_bytes: byte_option("cacheLimitBytes", p.cache_limit_bytes)?,
+            oversize_threshold_bytes: byte_option("oversizeThresholdBytes", p.oversize_threshold_bytes)?,
+            size_classes,
+            idle_trim_ms: match p.idle_trim_ms {
+                Some(ms) if !(ms.is_finite() && ms.fract() == 0.0 && ms >= 0.0) => {
+                    return Err(invalid_arg!(
+                        "pool.idleTrimMs must be a non-negative whole number of milliseconds, got {ms}"
+                    ))
+                }
+                ms => ms.map(|ms| ms.min(u64::MAX as f64) as u64),
+            },
+        },
+        label: o.label,
+        capture_stacks: o.capture_stacks.unwrap_or(false),
+        release_on_collect: o.release_on_collect.unwrap_or(false),
+        kernels: crate::Kernels::ForAdapter,
+    })
+}
+
+fn check_keys(obj: &JsValue, allowed: &[&str], context: &str) -> crate::Result<()> {
+    if !obj.is_object() {
+        return Ok(()); // undefined is fine; other non-objects fail in deserialisation
+    }
+    for k in js_sys::Object::keys(obj.unchecked_ref::<js_sys::Object>()).iter() {
+        let k = k.as_string().unwrap_or_default();
+        if !allowed.contains(&k.as_str()) {
+            return Err(invalid_arg!(
+                "{context}: unknown option '{k}' (expected one of {allowed:?})"
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub(super) struct RandomArg(Vec<(String, JsValue)>);
+
+impl RandomArg {
+    pub(super) fn parse(options: &JsValue, allowed: &[&str]) -> JsResult<RandomArg> {
+        let e = args::entries("random options", options)?;
+        if let Some((k, _)) = e.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
+            return Err(to_js(invalid_arg!("unknown option '{k}' (expected {allowed:?})")));
+        }
+        Ok(RandomArg(e))
+    }
+
+    pub(super) fn get(&self, k: &str, default: f64) -> JsResult<f64> {
+        match self.0.iter().find(|(n, _)| n == k) {
+            None => Ok(default),
+            Some((_, v)) => args::number(&format!("option '{k}'"), v),
+        }
+    }
+
+    pub(super) fn seed(&self) -> JsResult<u64> {
+        match self.0.iter().find(|(n, _)| n == "seed") {
+            None => Ok((js_sys::Math::random() * 9.0e15) as u64),
+            Some((_, v)) => match v.as_f64() {
+                Some(x) if x.fract() == 0.0 && (0.0..9.0e15).contains(&x) => Ok(x as u64),
+                _ => Err(to_js(invalid_arg!(
+                    "seed must be a non-negative integer, got {}",
+                    describe(v)
+                ))),
+            },
+        }
+    }
+}
