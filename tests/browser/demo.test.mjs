@@ -55,3 +55,41 @@ test('the seed snippet runs unchanged through the std:telemetry import map', asy
   assert.equal(out.disposed, true);
   assert.deepEqual(errors, []);
 });
+
+test('session.memory() and metrics() from the built package: exact figures, the documented shape, a fresh object per call', async () => {
+  const { page, errors } = await open(env, '/www/');
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+  const out = await page.evaluate(async () => {
+    const { Session, telemetry } = await import('../pkg/affon.js');
+    const s = await Session.create({ label: 'memory-shape' });
+    const empty = s.memory();
+    const a = s.zeros([1000]); // 4,000 B
+    const b = s.ones([3, 5], 'int32'); // 60 B
+    const two = s.memory();
+    a.dispose();
+    const one = s.memory();
+    const again = s.memory();
+    const fresh = one !== again && one.reasons !== again.reasons;
+    one.reasons.push('changed by the caller');
+    const after = s.memory();
+    const mine = telemetry.metrics().filter((r) => r.labels?.session === 'memory-shape' && r.scope === 'compute.storage' && !r.labels.origin);
+    const rec = mine.find((r) => r.name === 'live_bytes');
+    const result = {
+      empty: JSON.stringify(empty), two: JSON.stringify(two), one: JSON.stringify(again), fresh, after: after.reasons.length,
+      rec: JSON.stringify(rec), frozen: Object.isFrozen(rec.labels),
+      peak: mine.find((r) => r.name === 'peak_bytes').value, tensors: mine.find((r) => r.name === 'live_tensors').value,
+    };
+    b.dispose();
+    s.dispose();
+    return result;
+  });
+  assert.equal(out.empty, '{"numTensors":0,"numBytes":0,"numDataBuffers":0,"peakBytes":0,"unreliable":false,"reasons":[]}');
+  assert.equal(out.two, '{"numTensors":2,"numBytes":4060,"numDataBuffers":2,"peakBytes":4060,"unreliable":false,"reasons":[]}');
+  assert.equal(out.one, '{"numTensors":1,"numBytes":60,"numDataBuffers":1,"peakBytes":4060,"unreliable":false,"reasons":[]}');
+  assert.ok(out.fresh, 'each call returns its own object and reasons array');
+  assert.equal(out.after, 0, 'a caller changing one result does not change the next');
+  assert.equal(out.rec, '{"scope":"compute.storage","name":"live_bytes","kind":"gauge","unit":"bytes","value":60,"labels":{"session":"memory-shape"}}');
+  assert.ok(out.frozen, 'a record’s labels are frozen (shared by every call’s records)');
+  assert.deepEqual([out.peak, out.tensors], [4060, 1]);
+  assert.deepEqual(errors, []);
+});
