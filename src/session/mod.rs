@@ -217,7 +217,7 @@ impl Session {
 
     /// Whether [`Session::dispose`] has been called.
     pub fn is_disposed(&self) -> bool {
-        self.shared.disposed.load(Ordering::SeqCst)
+        self.shared.is_disposed()
     }
 
     /// Prevents new work, releases the session's forgotten handles (see
