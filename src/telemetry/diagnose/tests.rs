@@ -1,0 +1,89 @@
+//! The verdict rules on hand-made snapshots.
+
+use super::*;
+use crate::telemetry::{record, MetricKind};
+use std::collections::BTreeMap;
+
+fn snap(live: f64, peak: f64, pool: f64, runtime: f64, origins: &[(&str, f64)]) -> Vec<MetricRecord> {
+    let mut v = vec![
+        record("compute.storage", "live_bytes", MetricKind::Gauge, "bytes", live),
+        record("compute.storage", "peak_bytes", MetricKind::Gauge, "bytes", peak),
+        record("compute.memory", "pool_bytes", MetricKind::Gauge, "bytes", pool),
+        record(
+            "runtime.memory",
+            "process_resident_bytes",
+            MetricKind::Gauge,
+            "bytes",
+            runtime,
+        ),
+    ];
+    for (o, b) in origins {
+        let mut r = record(
+            "compute.storage",
+            "live_bytes_by_origin",
+            MetricKind::Gauge,
+            "bytes",
+            *b,
+        );
+        r.labels = Some(BTreeMap::from([("origin".into(), o.to_string())]));
+        v.push(r);
+    }
+    v
+}
+
+fn verdict(b: Vec<MetricRecord>, w: Vec<MetricRecord>, a: Vec<MetricRecord>) -> Diagnosis {
+    diagnose(Snapshots {
+        before: b,
+        warm: w,
+        after: a,
+        warmup: Some(5),
+        iterations: Some(10),
+        synchronized: true,
+    })
+}
+
+#[test]
+fn each_rule_gives_its_verdict() {
+    let mib = (1u64 << 20) as f64;
+    let d = verdict(
+        snap(0., 0., 0., 50. * mib, &[]),
+        snap(100., 200., 512., 50. * mib, &[("square", 100.)]),
+        snap(1100., 1200., 1536., 50. * mib, &[("square", 1100.)]),
+    );
+    assert_eq!(d.verdict, Verdict::OwnershipLeak);
+    assert_eq!(d.grown_origins, vec!["square"]);
+    assert_eq!(d.evidence[0].per_iteration, Some(100.0));
+    assert!(d.summary.contains("'square'"), "{}", d.summary);
+    let d = verdict(
+        snap(0., 0., 0., 0., &[]),
+        snap(4., 400., 512., 0., &[]),
+        snap(4., 800., 1024., 0., &[]),
+    );
+    assert_eq!(d.verdict, Verdict::ShapeGrowth);
+    let d = verdict(
+        snap(0., 0., 0., 0., &[]),
+        snap(4., 400_000., 900_000., 0., &[]),
+        snap(4., 400_000., 900_000., 0., &[]),
+    );
+    assert_eq!(d.verdict, Verdict::PoolRetention);
+    let d = verdict(
+        snap(0., 0., 0., 0., &[]),
+        snap(4., 400_000., 500_000., 0., &[]),
+        snap(4., 400_000., 500_000., 0., &[]),
+    );
+    assert_eq!(d.verdict, Verdict::Steady);
+    // tiny tensors: 20 B of work, 512 B of pool rounding — steady, with the warm-up a finding
+    let d = verdict(
+        snap(0., 0., 0., 0., &[]),
+        snap(0., 20., 512., 0., &[]),
+        snap(0., 20., 512., 0., &[]),
+    );
+    assert_eq!(d.verdict, Verdict::Steady);
+    assert_eq!(d.findings[0].kind, "pool-warm-up");
+    let d = verdict(
+        snap(0., 0., 0., 50. * mib, &[]),
+        snap(4., 4000., 5000., 50. * mib, &[]),
+        snap(4., 4000., 5000., 60. * mib, &[]),
+    );
+    assert_eq!(d.verdict, Verdict::ProcessGrowth);
+}
