@@ -162,8 +162,6 @@ mod native {
                 p.output("y", y).unwrap();
                 s.compile(&p).unwrap()
             };
-        let sum_only = || compile_one("sum_only", |p, x| p.sum(x, &[], false).unwrap());
-        let square_only = || compile_one("square_only", |p, x| p.mul(x, x).unwrap());
         // the host's memory bandwidth: a 64 MiB copy (larger than the caches), read + write
         let big = 16 * n;
         let src = vec![1.5f32; big];
@@ -187,8 +185,8 @@ mod native {
         // the adapter's own floor at this size: `sum` alone (nothing but the loads the chain's
         // reduction does) and one elementwise op (x·x: read 64 MiB, write 64 MiB). On lavapipe these
         // cost about what the chain + sum does: the loads, not the chain's arithmetic, set the pace
-        let only_sum = sum_only();
-        let one_op = square_only();
+        let only_sum = compile_one("sum_only", |p, x| p.sum(x, &[], false).unwrap());
+        let one_op = compile_one("square_only", |p, x| p.mul(x, x).unwrap());
         let mut g = c.benchmark_group("floor at 16M floats (64 MiB)");
         g.throughput(Throughput::Bytes(4 * big as u64));
         g.sample_size(10);

@@ -179,11 +179,6 @@ impl Sink for Records {
 pub(crate) struct Values {
     pub values: Vec<f64>,
     pub hash: u64,
-    /// The previous record's labels by address: `emit` passes one labels slice to a whole ledger's
-    /// records, and nothing it borrows changes during the pass, so the same addresses mean the
-    /// same text: hashed once, then a marker (a layout with the same labels grouped differently
-    /// only hashes differently, and is rebuilt).
-    last_labels: Vec<[usize; 4]>,
 }
 
 impl Default for Values {
@@ -191,7 +186,6 @@ impl Default for Values {
         Values {
             values: Vec::with_capacity(128),
             hash: 0xcbf2_9ce4_8422_2325,
-            last_labels: Vec::with_capacity(2),
         }
     }
 }
@@ -232,16 +226,9 @@ impl Sink for Values {
         for w in words {
             self.hash = (self.hash ^ w as u64).wrapping_mul(0x0100_0000_01b3);
         }
-        let addr = |(k, v): &(&str, &str)| [k.as_ptr() as usize, k.len(), v.as_ptr() as usize, v.len()];
-        if !labels.is_empty() && labels.iter().map(addr).eq(self.last_labels.iter().copied()) {
-            self.hash = (self.hash ^ 0x5eed_1abe_15ba_c4ed).wrapping_mul(0x0100_0000_01b3);
-        } else {
-            self.last_labels.clear();
-            for l @ (k, v) in labels {
-                self.mix(k.as_bytes());
-                self.mix(v.as_bytes());
-                self.last_labels.push(addr(l));
-            }
+        for (k, v) in labels {
+            self.mix(k.as_bytes());
+            self.mix(v.as_bytes());
         }
         self.values.push(value);
         if let Some(d) = dist {
@@ -328,7 +315,7 @@ mod tests {
     }
 
     #[test]
-    fn labels_repeated_by_address_are_hashed_once_and_still_tell_layouts_apart() {
+    fn labels_repeated_or_elsewhere_in_memory_still_tell_layouts_apart() {
         let kind = MetricKind::Gauge;
         let names = ("compute.storage", "live_bytes", kind, "bytes");
         let hash = |rows: &[&[(&'static str, &str)]]| {
