@@ -1,7 +1,8 @@
 // affon vs TensorFlow.js 4.22 (WebGPU backend), ONNX Runtime Web 1.30 (WebGPU EP) and jax-js
 // 0.1.25 (WebGPU) in one headless Chromium page (www/bench/), on the same WebGPU adapter
 // (SwiftShader here). Prints the results as Markdown and writes test-output/bench-browser.json.
-// Usage: scripts/build-pkg.sh && node scripts/bench-browser.mjs [--quick]
+// Usage: scripts/build-pkg.sh && node scripts/bench-browser.mjs [--quick] [--large]
+// --large adds matmul 2048 (row b2048: one warm-up and one timed round per library; several minutes).
 // The peers come from www/bench/node_modules, installed here on first use (its own package.json),
 // and again whenever an installed version differs from the one package.json pins.
 import { execFileSync } from 'node:child_process';
@@ -12,7 +13,8 @@ import { launch, open } from '../tests/browser/chromium.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const quick = process.argv.includes('--quick');
-const TIMEOUT_MS = 10 * 60_000;
+const large = process.argv.includes('--large');
+const TIMEOUT_MS = (large ? 25 : 10) * 60_000;
 
 if (!fs.existsSync(path.join(root, 'pkg/affon.js'))) {
   console.error('pkg/affon.js is missing: run scripts/build-pkg.sh first');
@@ -40,7 +42,8 @@ if (missing.length) {
 const env = await launch();
 let code = 0;
 try {
-  const { page, errors } = await open(env, `/www/bench/${quick ? '?quick=1' : ''}`);
+  const query = [quick && 'quick=1', large && 'large=1'].filter(Boolean).join('&');
+  const { page, errors } = await open(env, `/www/bench/${query ? `?${query}` : ''}`);
   page.on('console', (m) => { if (m.text().startsWith('[bench]')) console.error(m.text()); });
   await page.waitForSelector('body[data-done]', { state: 'attached', timeout: TIMEOUT_MS });
   const failed = await page.evaluate(() => window.benchError ?? null);

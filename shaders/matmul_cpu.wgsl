@@ -12,15 +12,21 @@
 // (A's elements `k .. k+4` of `row`), `fn load_b4(b_off, k, col, n, kk) -> vec4<T>` (B's elements
 // `col .. col+4` of row `k`), both zero outside the matrix (see `kernels/matmul.rs`), and
 // `fn store(i: u32, v: T)` / `fn store4` (a plain write, or a fused epilogue: `kernels/fused.rs`),
-// and writes the accumulators (`DECLS`), the A loads (`LOADS`), the loop body's four k-steps
-// (`STEPS`) and the stores (`WRITES`).
+// and writes the block's place (`PLACE`), the accumulators (`DECLS`), the A loads (`LOADS`), the
+// loop body's four k-steps (`STEPS`) and the stores (`WRITES`).
+// With subgroups of LANES (4 or 8) invocations, the host writes the shared form instead: the lanes of
+// a subgroup take the same C columns and R rows each (`lane · R` apart), every lane reads a share of
+// the subgroup's B elements for the four k-steps and takes the rest from the other lanes
+// (`subgroupBroadcast`, a register move on these adapters): 16/LANES B loads a lane per four k-steps
+// instead of 16. No invocation returns early (a broadcast needs every lane): a block outside the
+// matrix reads clamped values and writes nothing. In the browser `enable subgroups;` comes first.
 // params: [M, K, N, batch_rank, group offsets x, y, z, out_batch_dims[r], a_batch_strides[r], b_batch_strides[r]]
 // (strides in elements; 0 where a side broadcasts). Workgroups: (ceil(N/(8·C)), ceil(M/(8·R)), batch).
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
 
 @compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid0: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn main(@builtin(workgroup_id) wid0: vec3<u32>, @builtin(local_invocation_index) lid: u32/*{{LANE}}*/) {
     let m = params[0];
     let kk = params[1];
     let n = params[2];
@@ -29,11 +35,7 @@ fn main(@builtin(workgroup_id) wid0: vec3<u32>, @builtin(local_invocation_index)
     let offs = batch_offsets(wid.z);
     let a_off = offs.x;
     let b_off = offs.y;
-    let row = wid.y * (8u * BLOCK_ROWS) + (lid / 8u) * BLOCK_ROWS;
-    let col = wid.x * (8u * BLOCK_COLS) + (lid % 8u) * BLOCK_COLS;
-    if (row >= m || col >= n) {
-        return;
-    }
+//{{PLACE}}
 //{{DECLS}}
     for (var k = 0u; k < kk; k = k + 4u) {
 //{{LOADS}}

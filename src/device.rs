@@ -30,6 +30,10 @@ pub struct AdapterIdentity {
     pub max_buffer_size: u64,
     /// Largest storage-buffer binding the device allows.
     pub max_storage_buffer_binding_size: u64,
+    /// Invocations per subgroup when the device was granted subgroup operations and the adapter
+    /// has a single subgroup size (SwiftShader 4, lavapipe 8 with 256-bit vectors); 0 otherwise.
+    /// The CPU matmul shares operand loads across a subgroup when it is 4 or 8.
+    pub subgroup_size: u32,
 }
 
 /// The device and queue of one session.
@@ -68,12 +72,32 @@ impl Gpu {
             })?;
         let info = adapter.get_info();
         let limits = adapter.limits();
-        let (device, queue) = adapter
-            .request_device(&wgpu::DeviceDescriptor {
-                label: Some(label),
-                required_limits: limits.clone(),
-                ..Default::default()
-            })
+        // subgroup operations when the adapter has them with one subgroup size (see `subgroup_size`)
+        #[cfg(not(target_arch = "wasm32"))]
+        let lanes = if adapter.features().contains(wgpu::Features::SUBGROUP)
+            && info.subgroup_min_size == info.subgroup_max_size
+        {
+            info.subgroup_min_size
+        } else {
+            0
+        };
+        let desc = wgpu::DeviceDescriptor {
+            label: Some(label),
+            required_limits: limits.clone(),
+            #[cfg(not(target_arch = "wasm32"))]
+            required_features: if lanes > 0 {
+                wgpu::Features::SUBGROUP
+            } else {
+                wgpu::Features::empty()
+            },
+            ..Default::default()
+        };
+        #[cfg(not(target_arch = "wasm32"))]
+        let request = adapter.request_device(&desc);
+        // wgpu does not ask the browser for subgroups: the request is made with them added
+        #[cfg(target_arch = "wasm32")]
+        let (request, lanes) = crate::platform::with_subgroups(|| adapter.request_device(&desc));
+        let (device, queue) = request
             .await
             .map_err(|e| Error::Unsupported(format!("the adapter refused a device: {e}")))?;
         #[cfg(target_arch = "wasm32")]
@@ -89,6 +113,7 @@ impl Gpu {
             driver: format!("{} {}", info.driver, info.driver_info).trim().to_string(),
             max_buffer_size: limits.max_buffer_size,
             max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
+            subgroup_size: lanes,
         };
         let lost = Arc::new(AtomicBool::new(false));
         let flag = lost.clone();

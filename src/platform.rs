@@ -67,14 +67,51 @@ export function affon_js_heap(maxAgeMs) {
   if (!(Math.abs(t - heapAt) < maxAgeMs)) { heapAt = t; heap = globalThis.performance?.memory?.usedJSHeapSize ?? -1; }
   return heap;
 }
+// While armed, `GPUAdapter.prototype.requestDevice` adds 'subgroups' to the required features of
+// a request made to an adapter that offers them with one subgroup size, and notes that size.
+let savedRequest = null, grantedLanes = 0;
+export function affon_subgroups_arm() {
+  grantedLanes = 0;
+  const proto = globalThis.GPUAdapter?.prototype;
+  if (!proto || savedRequest) return;
+  const original = savedRequest = proto.requestDevice;
+  proto.requestDevice = function (desc) {
+    const info = this.info ?? {};
+    const lanes = info.subgroupMinSize;
+    if (this.features?.has('subgroups') && lanes > 0 && lanes === info.subgroupMaxSize) {
+      grantedLanes = lanes;
+      return original.call(this, { ...desc, requiredFeatures: [...(desc?.requiredFeatures ?? []), 'subgroups'] });
+    }
+    return original.call(this, desc);
+  };
+}
+export function affon_subgroups_disarm() {
+  if (savedRequest) { GPUAdapter.prototype.requestDevice = savedRequest; savedRequest = null; }
+  return grantedLanes;
+}
 "#)]
     extern "C" {
+        pub fn affon_subgroups_arm();
+        pub fn affon_subgroups_disarm() -> u32;
         pub fn affon_now() -> f64;
         pub fn affon_after(ms: u32, f: &wasm_bindgen::JsValue);
         /// `performance.memory.usedJSHeapSize` (Chromium), or -1; a reading younger than
         /// `max_age_ms` is reused.
         pub fn affon_js_heap(max_age_ms: f64) -> f64;
     }
+}
+
+/// Web: calls `request`, which must call `GPUAdapter.requestDevice` before it returns (wgpu's
+/// `Adapter::request_device` does), with `'subgroups'` added to the device's required features when
+/// the adapter offers them with a single subgroup size (SwiftShader: 4 lanes), and returns that
+/// size, or 0 when the device was not asked for them. wgpu 30's WebGPU backend does not map the
+/// feature, so it is asked for here, for this one request only: the method is restored before this
+/// returns, and nothing else on the page sees the change.
+#[cfg(target_arch = "wasm32")]
+pub(crate) fn with_subgroups<R>(request: impl FnOnce() -> R) -> (R, u32) {
+    web::affon_subgroups_arm();
+    let r = request();
+    (r, web::affon_subgroups_disarm())
 }
 
 /// Native: wait for all submitted work (wgpu does not poll by itself natively).

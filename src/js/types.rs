@@ -68,6 +68,8 @@ export interface ProfileInfo<T = unknown> {
 export interface AdapterIdentity {
   backend: string; name: string; vendor: string; architecture: string; deviceType: string; driver: string;
   maxBufferSize: number; maxStorageBufferBindingSize: number;
+  /** Invocations per subgroup when the device has subgroup operations (one size), else 0. */
+  subgroupSize: number;
 }
 export interface PoolConfig { maxTotalBytes: number; cacheLimitBytes: number | null; oversizeThresholdBytes: number; sizeClasses: string | number[]; idleTrimMs: number }
 /** One live storage (`telemetry.storages()`): the memory panel's per-storage timeline draws these. */

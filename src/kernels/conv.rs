@@ -4,7 +4,7 @@
 //! depthwise convolution (`shaders/depthwise.wgsl`) and max/average pooling (`shaders/pool.wgsl`).
 
 use super::epilogue::{producer_parts, Epilogue};
-use super::{dispatch, grid, matmul::matmul_with, Ctx, Operand, WORKGROUP};
+use super::{dispatch, fixed_params, grid, matmul::matmul_with, Ctx, Operand, WORKGROUP};
 use crate::error::Result;
 use crate::ops::rules::extent;
 use crate::ops::{Pad, Pair};
@@ -107,9 +107,13 @@ fn record_window(
 ) -> Result<()> {
     let parts = producer_parts(epi, "f32", params.len());
     params.extend(&parts.params);
-    let p = ctx.cache.pipeline(ctx.device, kernel, &parts.key, || {
-        format!("{}{source}", parts.prelude())
-    });
+    // the parameters as a fixed-size array (`fixed_params`): their count is part of the key
+    let n = params.len();
+    let p = ctx
+        .cache
+        .pipeline(ctx.device, kernel, &format!("{}|{n}", parts.key), || {
+            fixed_params(&format!("{}{source}", parts.prelude()), n)
+        });
     let mut inputs = inputs.to_vec();
     inputs.extend(&parts.inputs);
     let groups = grid(threads.div_ceil(WORKGROUP as u64));

@@ -6,7 +6,7 @@
 //! elements (a bias, a batchNorm statistic per channel), the leaves are bound as vec4 arrays and
 //! `store4` runs the chain on four elements with one load per leaf.
 
-use super::fused::{access, bindings, chain, leaf_strides, Access};
+use super::fused::{access, bindings, chain, leaf_binding, leaf_strides, Access};
 use super::Operand;
 use crate::program::fusion::Group;
 
@@ -77,23 +77,19 @@ impl Epilogue<'_> {
         if !self.in_fours(&loaded) {
             return format!(
                 "{head}{}{functions}\nfn store(i: u32, v: T) {{\n    let rank = params[EP];\n    {index}    {body}out[i] = bitcast<u32>({last});\n}}\n{STORE4_BY_ELEMENT}",
-                bindings(self.arity..self.arity + self.leaves.len()),
+                bindings(&loaded),
             );
         }
         let (mut leaf_bindings, mut one, mut four) = (String::new(), String::new(), String::new());
         for &(k, a) in &loaded {
-            let ty = if a == Access::One { "u32" } else { "vec4<u32>" };
-            leaf_bindings += &format!(
-                "@group(0) @binding({}) var<storage, read> in{k}: array<{ty}>;\n",
-                2 + k
-            );
+            leaf_bindings += &leaf_binding(k, a, "vec4<u32>");
             let (word, quad) = match a {
                 Access::Same => ("i".to_string(), format!("in{k}[i / 4u]")),
                 Access::Row(n) => (format!("i % {n}u"), format!("in{k}[(i % {n}u) / 4u]")),
-                _ => (String::new(), format!("vec4<u32>(in{k}[0])")),
+                _ => (String::new(), format!("vec4<u32>(in{k})")),
             };
             one += &if a == Access::One {
-                format!("    let l{k} = bitcast<T>(in{k}[0]);\n")
+                format!("    let l{k} = bitcast<T>(in{k});\n")
             } else {
                 format!("    let j{k} = {word};\n    let l{k} = bitcast<T>(in{k}[j{k} / 4u][j{k} % 4u]);\n")
             };

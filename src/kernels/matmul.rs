@@ -70,10 +70,17 @@ fn cpu_block(vec: bool) -> (usize, usize) {
     }
 }
 
-/// `matmul_cpu.wgsl` for an R×C block: its accumulators, A loads, four k-steps (unrolled when
-/// both operands are read as vec4s, else a loop) and stores.
-fn cpu_body((rows, cols): (usize, usize), unrolled: bool) -> String {
+/// Subgroup sizes the shared form of `matmul_cpu.wgsl` is written for: a workgroup's 64
+/// invocations are 64 / LANES subgroups, each LANES row blocks of the same 16 columns.
+const SHARED_LANES: [u32; 2] = [4, 8];
+
+/// `matmul_cpu.wgsl` for an R×C block: its place, accumulators, A loads, four k-steps (unrolled
+/// when both operands are read as vec4s, else a loop) and stores; with `lanes` (4 or 8, the 8×16
+/// vec4 form only) the shared form, whose subgroup lanes share their B loads.
+fn cpu_body((rows, cols): (usize, usize), unrolled: bool, lanes: u32) -> String {
     let nv = cols / 4;
+    let lanes = lanes as usize;
+    debug_assert!(lanes == 0 || (unrolled && nv == 4 && SHARED_LANES.contains(&(lanes as u32))));
     let mut decls = String::new();
     let mut loads = String::new();
     let mut writes = String::new();
@@ -90,13 +97,28 @@ fn cpu_body((rows, cols): (usize, usize), unrolled: bool) -> String {
             );
         }
     }
-    let step = |k: &str, lane: &str| {
+    // shared form: lane l reads B row k + l % 4, vec4s (l / 4)·per .. +per of the block's columns
+    let per = (4 * nv).checked_div(lanes).unwrap_or(0);
+    for u in 0..per {
+        loads += &format!(
+            "        let own{u} = load_b4(b_off, k + lane % 4u, col + 4u * ((lane / 4u) * {per}u + {u}u), n, kk);\n"
+        );
+    }
+    let step = |k: &str, lane: &str, j: usize| {
         let mut s = String::new();
         for v in 0..nv {
-            s += &format!(
-                "            let b{v} = load_b4(b_off, {k}, col + {}u, n, kk);\n",
-                4 * v
-            );
+            s += &if lanes > 0 {
+                format!(
+                    "            let b{v} = subgroupBroadcast(own{}, {}u);\n",
+                    v % per,
+                    j + 4 * (v / per)
+                )
+            } else {
+                format!(
+                    "            let b{v} = load_b4(b_off, {k}, col + {}u, n, kk);\n",
+                    4 * v
+                )
+            };
         }
         for r in 0..rows {
             for v in 0..nv {
@@ -112,19 +134,33 @@ fn cpu_body((rows, cols): (usize, usize), unrolled: bool) -> String {
             .map(|(j, c)| {
                 format!(
                     "        {{\n{}        }}\n",
-                    step(&format!("k + {j}u"), &format!(".{c}"))
+                    step(&format!("k + {j}u"), &format!(".{c}"), j)
                 )
             })
             .collect()
     } else {
         format!(
             "        for (var j = 0u; j < 4u; j = j + 1u) {{\n{}        }}\n",
-            step("k + j", "[j]")
+            step("k + j", "[j]", 0)
+        )
+    };
+    let (lane, place) = if lanes > 0 {
+        writes = format!("    if (row < m && col < n) {{\n{writes}    }}\n");
+        (
+            ", @builtin(subgroup_invocation_id) lane: u32",
+            format!("    let sg = lid / {lanes}u;\n    let row = wid.y * (8u * BLOCK_ROWS) + (sg / 8u) * ({lanes}u * BLOCK_ROWS) + lane * BLOCK_ROWS;\n    let col = wid.x * (8u * BLOCK_COLS) + (sg % 8u) * BLOCK_COLS;\n"),
+        )
+    } else {
+        (
+            "",
+            "    let row = wid.y * (8u * BLOCK_ROWS) + (lid / 8u) * BLOCK_ROWS;\n    let col = wid.x * (8u * BLOCK_COLS) + (lid % 8u) * BLOCK_COLS;\n    if (row >= m || col >= n) {\n        return;\n    }\n".to_string(),
         )
     };
     let consts = format!("const BLOCK_ROWS: u32 = {rows}u;\nconst BLOCK_COLS: u32 = {cols}u;\n");
     consts
         + &MATMUL_CPU
+            .replace("/*{{LANE}}*/", lane)
+            .replace("//{{PLACE}}\n", &place)
             .replace("//{{DECLS}}\n", &decls)
             .replace("//{{LOADS}}\n", &loads)
             .replace("//{{STEPS}}\n", &steps)
@@ -189,27 +225,34 @@ pub(crate) fn matmul_with(
     // (rows and columns in whole blocks, k in fours)
     let cpu_form = ctx.cpu_adapter.then(|| {
         let vec = (!ta && k.is_multiple_of(4), !tb && n.is_multiple_of(4));
-        let block = cpu_block(vec.0 && vec.1 && (epi.is_none() || k >= EPILOGUE_MIN_K));
+        let wide = vec.0 && vec.1 && (epi.is_none() || k >= EPILOGUE_MIN_K);
+        let block = cpu_block(wide);
         let full = (
             m.is_multiple_of(block.0),
             n.is_multiple_of(block.1),
             k.is_multiple_of(4),
         );
-        (vec, full, block)
+        // subgroups share the B loads of the 8×16 form (`SHARED_LANES`)
+        let lanes = if wide && SHARED_LANES.contains(&ctx.subgroup_lanes) {
+            ctx.subgroup_lanes
+        } else {
+            0
+        };
+        (vec, full, block, lanes)
     });
     let large = n.div_ceil(TILE) * m.div_ceil(TILE) * batch.max(1) >= MIN_LARGE_GROUPS;
     let (kernel, tile, form) = match cpu_form {
-        Some((vec, full, (r, c))) => (
+        Some((vec, full, (r, c), lanes)) => (
             "matmul_cpu",
             (8 * c, 8 * r),
-            format!("{}{}{full:?}{r}x{c}", vec.0, vec.1),
+            format!("{}{}{full:?}{r}x{c}s{lanes}", vec.0, vec.1),
         ),
         None if large => ("matmul", (TILE, TILE), String::new()),
         None => ("matmul_small", (SMALL_TILE, SMALL_TILE), String::new()),
     };
     // the kernel's source, built only when its pipeline is
     let source = || match cpu_form {
-        Some(((vec_a, vec_b), full, block)) => {
+        Some(((vec_a, vec_b), full, block, lanes)) => {
             let load_a = if vec_a { LOAD_A4_VEC } else { LOAD_A4_SCALAR };
             let load_b = if vec_b { LOAD_B4_VEC } else { LOAD_B4_SCALAR };
             format!(
@@ -217,7 +260,7 @@ pub(crate) fn matmul_with(
                 full.0,
                 full.1,
                 full.2,
-                cpu_body(block, vec_a && vec_b)
+                cpu_body(block, vec_a && vec_b, lanes)
             )
         }
         None if large => MATMUL.to_string(),
@@ -226,9 +269,15 @@ pub(crate) fn matmul_with(
     let parts = producer_parts(epi, t, params.len());
     params.extend(&parts.params);
     let key = format!("{}|{ta}{tb}{form}", parts.key);
+    // the browser needs the `enable` directive (before every declaration); wgpu's WGSL front end
+    // natively rejects it and takes subgroup builtins from the device's features
+    let enable = match cpu_form {
+        Some((.., lanes)) if lanes > 0 && cfg!(target_arch = "wasm32") => "enable subgroups;\n",
+        _ => "",
+    };
     let p = ctx.cache.pipeline(ctx.device, kernel, &key, || {
         let consts = format!("const TRANS_A: bool = {ta};\nconst TRANS_B: bool = {tb};\n");
-        format!("{}{consts}{MATMUL_BATCH}{}", parts.prelude(), source())
+        format!("{enable}{}{consts}{MATMUL_BATCH}{}", parts.prelude(), source())
     });
     let mut inputs = vec![(a.buffer, a.len()), (b.buffer, b.len())];
     inputs.extend(&parts.inputs);

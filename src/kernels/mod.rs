@@ -82,6 +82,9 @@ pub(crate) struct Ctx<'a> {
     /// The adapter runs on the CPU (lavapipe, SwiftShader): few cores, so occupancy never limits
     /// and the kernels with the most work per thread win.
     pub cpu_adapter: bool,
+    /// Invocations per subgroup when the device has subgroup operations, else 0
+    /// (`AdapterIdentity::subgroup_size`).
+    pub subgroup_lanes: u32,
     /// Allocates planned scratch storage (accounted like an intermediate; see
     /// `Op::scratch_words`). `None`: kernels that would use scratch run without it.
     pub scratch: Option<&'a dyn Fn(u64) -> Result<Scratch>>,
@@ -150,6 +153,24 @@ pub(crate) fn broadcast_strides(shape: &[usize], rank: usize) -> impl Iterator<I
             s[i - off] as u32
         }
     })
+}
+
+/// `source` with its parameter binding declared as a fixed-size array of `n` words instead of a
+/// runtime-sized one, for a pipeline whose key includes `n` (the buffer holds exactly that many).
+/// Reads at constant indices are then known to be in bounds: on CPU adapters a runtime-sized array
+/// is read through a bounds clamp and a per-lane gather even at a constant index, a fixed-size one
+/// with one load (README "Performance": single-element operands and parameters).
+pub(crate) fn fixed_params(source: &str, n: usize) -> String {
+    const RUNTIME: &str = "var<storage, read> params: array<u32>;";
+    debug_assert!(
+        source.contains(RUNTIME),
+        "a kernel without a runtime-sized params binding"
+    );
+    source.replacen(
+        RUNTIME,
+        &format!("var<storage, read> params: array<u32, {n}>;"),
+        1,
+    )
 }
 
 /// Records one dispatch: output, parameters, inputs (each with its element count), workgroups

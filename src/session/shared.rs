@@ -105,6 +105,7 @@ impl SessionShared {
             device: &self.gpu.device,
             cache: &self.kernels,
             cpu_adapter: self.cpu_kernels,
+            subgroup_lanes: self.gpu.identity.subgroup_size,
             scratch: None,
         }
     }

@@ -38,3 +38,47 @@ test('1800 sessions made and disposed (600 used, 1200 idle) in one page (no GC i
   assert.equal(out.lost, 0, 'compute.execution/devices_lost');
   assert.deepEqual(errors, []);
 });
+
+// wgpu 30 does not ask the browser for the 'subgroups' feature; affon adds it to its own device
+// request (the CPU matmul shares B loads across a subgroup) and to no one else's.
+test('Session.create asks for subgroups for its own device only, and reports their size', async () => {
+  const { page, errors } = await open(env, '/www/');
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+  const out = await page.evaluate(async () => {
+    const { Session } = await import('/pkg/affon.js');
+    const original = GPUAdapter.prototype.requestDevice;
+    const adapter = await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' });
+    const { subgroupMinSize: min, subgroupMaxSize: max } = adapter.info;
+    const offered = adapter.features.has('subgroups') && min > 0 && min === max ? min : 0;
+    const s = await Session.create({ label: 'subgroups' });
+    const restored = GPUAdapter.prototype.requestDevice === original;
+    // a device someone else asks for gets the features it asked for, no more
+    const other = await adapter.requestDevice();
+    const otherHas = other.features.has('subgroups');
+    other.destroy();
+    // the shared form computes what the plain one does: a 64×784·784×256 product (MLP-shaped)
+    const [m, k, n] = [64, 784, 256];
+    const a = Float32Array.from({ length: m * k }, (_, i) => ((i * 37) % 101) / 101 - 0.5);
+    const b = Float32Array.from({ length: k * n }, (_, i) => ((i * 53) % 97) / 97 - 0.5);
+    const ta = s.tensor(a, [m, k]), tb = s.tensor(b, [k, n]);
+    const c = ta.matmul(tb);
+    const got = await c.toArray();
+    let err = 0, scale = 0;
+    for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) {
+      let acc = 0;
+      for (let t = 0; t < k; t++) acc += a[i * k + t] * b[t * n + j];
+      err = Math.max(err, Math.abs(acc - got[i * n + j]));
+      scale = Math.max(scale, Math.abs(acc));
+    }
+    const size = s.adapter.subgroupSize;
+    c.dispose(); ta.dispose(); tb.dispose(); s.dispose();
+    return { offered, size, restored, otherHas, err, scale };
+  });
+  assert.equal(out.offered, 4, 'SwiftShader offers subgroups of 4 invocations');
+  assert.equal(out.size, out.offered, 'session.adapter.subgroupSize');
+  assert.ok(out.restored, 'GPUAdapter.prototype.requestDevice is the browser\'s again');
+  assert.equal(out.otherHas, false, 'a device requested without subgroups has none');
+  // f32 accumulation over k = 784 against a float64 reference: 1e-5·k·max|a|·max|b| (as the corpus)
+  assert.ok(out.err <= 1e-5 * 784 * 0.25 + 1e-6, `max abs error ${out.err} (largest |c| ${out.scale})`);
+  assert.deepEqual(errors, []);
+});

@@ -18,6 +18,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-webgpu';
 
 const QUICK = new URLSearchParams(location.search).has('quick');
+const LARGE = new URLSearchParams(location.search).has('large');
 const REPS = QUICK ? 3 : 7;
 const WARMUP = QUICK ? 1 : 2;
 
@@ -392,7 +393,10 @@ async function main() {
 
   // --- b. matmul ------------------------------------------------------------------------------
   // [n, products per timed round, timed rounds]: SwiftShader on a few CPU cores takes seconds per 1024 product.
-  for (const [n, k, reps] of [[256, 4, REPS], [512, 1, Math.min(REPS, 3)], [1024, 1, Math.min(REPS, 3)]]) {
+  // `?large` adds 2048 (one timed round after one warm-up: on SwiftShader a product takes seconds to a minute)
+  const matmulSizes = [[256, 4, REPS], [512, 1, Math.min(REPS, 3)], [1024, 1, Math.min(REPS, 3)]];
+  if (LARGE) matmulSizes.push([2048, 1, 1]);
+  for (const [n, k, reps] of matmulSizes) {
     status(`b. matmul ${n}…`);
     const aHost = hostData(n * n, 10 + n); const bHost = hostData(n * n, 20 + n);
     const A = session.tensor(aHost, [n, n]); const B = session.tensor(bHost, [n, n]);

@@ -1,0 +1,23 @@
+// The kernel studies of README "Performance": raw WebGPU in headless Chromium (SwiftShader here),
+// no affon involved.
+//   node scripts/bench-kernel-study.mjs reads [reps]     single-element operands and parameters
+//                                                        (www/bench/kernel-study.html)
+//   node scripts/bench-kernel-study.mjs matmul [M,K,N] [reps]
+//                                                        subgroup-shared B loads in the CPU matmul
+//                                                        (www/bench/kernel-study-matmul.html)
+// Prints each variant's time (ms per dispatch) as JSON.
+import { launch, open } from '../tests/browser/chromium.mjs';
+
+const [which = 'reads', ...rest] = process.argv.slice(2);
+const query = which === 'matmul'
+  ? `kernel-study-matmul.html?shape=${rest[0] ?? '64,784,256'}&reps=${rest[1] ?? 9}`
+  : `kernel-study.html?reps=${rest[0] ?? 15}`;
+const env = await launch();
+try {
+  const { page, errors } = await open(env, `/www/bench/${query}`);
+  await page.waitForSelector('body[data-done]', { state: 'attached', timeout: 15 * 60_000 });
+  if (errors.length) throw new Error(errors.map(String).join('; '));
+  console.log(JSON.stringify(await page.evaluate(() => window.result), null, 2));
+} finally {
+  await env.close();
+}
