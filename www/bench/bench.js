@@ -19,7 +19,9 @@ import '@tensorflow/tfjs-backend-webgpu';
 
 const QUICK = new URLSearchParams(location.search).has('quick');
 const LARGE = new URLSearchParams(location.search).has('large');
-const REPS = QUICK ? 3 : 7;
+// 11 rounds: on SwiftShader single samples of one library vary up to 3× (bimodal in places), and 7 left
+// medians that moved by a third between runs
+const REPS = QUICK ? 3 : 11;
 const WARMUP = QUICK ? 1 : 2;
 
 const $status = document.getElementById('status');
