@@ -1,7 +1,7 @@
 //! Device acquisition (wgpu over Vulkan/Metal/DX12 natively, over WebGPU in the browser), the
 //! adapter's identity, the wgpu [`Storage`] the pool draws from, and readback.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::accounting::Ledger;
@@ -50,6 +50,11 @@ pub struct Gpu {
     pub(crate) pending: Pending,
     /// Readback staging buffers kept for reuse (see `staging.rs`).
     pub(crate) staging: Staging,
+    /// Queue operations so far (submissions and buffer writes), and how many of them are known to
+    /// have completed (a readback or a `sync` saw them done): `sync` with nothing new since returns
+    /// without a round trip to the device.
+    pub(crate) queued: AtomicU64,
+    pub(crate) done: AtomicU64,
 }
 
 impl Gpu {
@@ -137,6 +142,8 @@ impl Gpu {
             last_error,
             pending: Pending::new(),
             staging: Staging::default(),
+            queued: AtomicU64::new(0),
+            done: AtomicU64::new(0),
         })
     }
 
@@ -220,6 +227,7 @@ impl Gpu {
         c.copy_buffer_to_buffer(buffer, 0, staging, 0, bytes);
         self.pending.append(c);
         self.flush();
+        let queued = self.queued.load(Ordering::SeqCst);
         let (tx, rx) = futures_channel::oneshot::channel();
         staging.slice(..bytes).map_async(wgpu::MapMode::Read, move |r| {
             let _ = tx.send(r);
@@ -229,6 +237,8 @@ impl Gpu {
             .await
             .map_err(|_| Error::DeviceLost("readback was cancelled".into()))?;
         mapped.map_err(|e| Error::DeviceLost(format!("readback failed: {e}")))?;
+        // the copy ran after everything queued before it
+        self.done.fetch_max(queued, Ordering::SeqCst);
         if let Some(e) = self.take_error() {
             // Validation errors (a shader the browser rejected, say) arrive asynchronously; the
             // first readback after one reports it instead of returning stale data silently.
@@ -248,7 +258,11 @@ impl Gpu {
 
     /// Submits the pending batch, if any; true when something was submitted.
     pub(crate) fn flush(&self) -> bool {
-        self.pending.submit(&self.device, &self.queue)
+        let submitted = self.pending.submit(&self.device, &self.queue);
+        if submitted {
+            self.queued.fetch_add(1, Ordering::SeqCst);
+        }
+        submitted
     }
 
     /// Writes `data` at the start of `buffer`, after the pending batch (a queue write runs
@@ -256,20 +270,29 @@ impl Gpu {
     pub(crate) fn write_buffer(&self, buffer: &wgpu::Buffer, data: &[u8]) -> bool {
         let submitted = self.flush();
         self.queue.write_buffer(buffer, 0, data);
+        self.queued.fetch_add(1, Ordering::SeqCst);
         submitted
     }
 
-    /// Waits until all queued work (the pending batch included) has completed.
+    /// Waits until all queued work (the pending batch included) has completed; at once when
+    /// nothing was queued since a readback or a sync saw the queue done (a loop that reads its
+    /// result back, then syncs, pays one round trip, not two).
     pub async fn sync(&self) -> Result<()> {
         self.check()?;
         self.flush();
+        let queued = self.queued.load(Ordering::SeqCst);
+        if self.done.load(Ordering::SeqCst) >= queued {
+            return Ok(());
+        }
         let (tx, rx) = futures_channel::oneshot::channel();
         self.queue.on_submitted_work_done(move || {
             let _ = tx.send(());
         });
         crate::platform::wait_idle(&self.device)?;
         rx.await
-            .map_err(|_| Error::DeviceLost("sync was cancelled".into()))
+            .map_err(|_| Error::DeviceLost("sync was cancelled".into()))?;
+        self.done.fetch_max(queued, Ordering::SeqCst);
+        Ok(())
     }
 }
 

@@ -342,3 +342,6 @@ impl std::fmt::Debug for Session {
         )
     }
 }
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;
