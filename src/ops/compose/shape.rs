@@ -1,0 +1,257 @@
+//! The shape composites: `expandDims`, `squeeze`, `slice`, `pad`, `tile`, `concat`, `stack` and
+//! `split`, written over [`Graph`] from reshape, strided windows and masks like the others.
+
+use super::Graph;
+use crate::dtype::DType;
+use crate::error::{invalid_arg, Error, Result};
+use crate::ops::infer::{axis as norm_axis, reduce_axes};
+use crate::ops::{Dims, Op};
+
+/// The reshape target of `s` with dims `keep` kept and `ones` (sorted) inserted as 1: dynamic dims
+/// become the one `-1` a reshape allows.
+fn reshape_to<G: Graph>(g: &mut G, x: &G::V, dims: Vec<Option<usize>>, what: &str) -> Result<G::V> {
+    if dims.iter().filter(|d| d.is_none()).count() > 1 {
+        return Err(Error::InvalidProgram(format!(
+            "{what}: more than one dynamic dimension; reshape explicitly instead"
+        )));
+    }
+    let shape = dims.iter().map(|d| d.map_or(-1, |n| n as i64)).collect();
+    g.op(Op::Reshape { shape }, &[x])
+}
+
+/// `expandDims(axis)`: a new axis of size 1 at `axis` (negative counts from the end of the result).
+pub(crate) fn expand_dims<G: Graph>(g: &mut G, x: &G::V, axis: i64) -> Result<G::V> {
+    let (mut s, _) = g.meta(x)?;
+    let at = norm_axis("expandDims", axis, s.len() + 1)?;
+    s.insert(at, Some(1));
+    reshape_to(g, x, s, "expandDims")
+}
+
+/// `squeeze(axes?)`: removes the given axes (each must be 1), or every axis of size 1.
+pub(crate) fn squeeze<G: Graph>(g: &mut G, x: &G::V, axes: Option<&[i64]>) -> Result<G::V> {
+    let (s, _) = g.meta(x)?;
+    let drop: Vec<usize> = match axes {
+        Some(a) if !a.is_empty() => {
+            let a = reduce_axes("squeeze", a, s.len())?;
+            if let Some(&bad) = a.iter().find(|&&i| s[i] != Some(1)) {
+                return Err(Error::ShapeMismatch(format!(
+                    "squeeze: axis {bad} has size {}, not 1",
+                    s[bad].map_or("dynamic".to_string(), |n| n.to_string())
+                )));
+            }
+            a
+        }
+        _ => (0..s.len()).filter(|&i| s[i] == Some(1)).collect(),
+    };
+    let dims = s
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !drop.contains(i))
+        .map(|(_, &d)| d)
+        .collect();
+    reshape_to(g, x, dims, "squeeze")
+}
+
+/// `SHAPE_MISMATCH` for a scalar where an axis is needed.
+fn need_rank(what: &str, s: &[usize]) -> Result<()> {
+    if s.is_empty() {
+        return Err(Error::ShapeMismatch(format!(
+            "{what} needs rank ≥ 1, got a scalar"
+        )));
+    }
+    Ok(())
+}
+
+fn concrete(what: &str, s: &Dims) -> Result<Vec<usize>> {
+    s.iter()
+        .map(|d| {
+            d.ok_or_else(|| {
+                Error::InvalidProgram(format!(
+                    "{what}: the input has a dynamic dimension; its length must be known"
+                ))
+            })
+        })
+        .collect()
+}
+
+fn window<G: Graph>(
+    g: &mut G,
+    x: &G::V,
+    start: Vec<i64>,
+    size: Vec<usize>,
+    tile: bool,
+    value: f64,
+) -> Result<G::V> {
+    g.op(
+        Op::Window {
+            start,
+            size,
+            tile,
+            value: value.into(),
+        },
+        &[x],
+    )
+}
+
+/// `slice(begin, size)`: `size` entries of `-1` run to the end; missing entries too.
+pub(crate) fn slice<G: Graph>(g: &mut G, x: &G::V, begin: &[i64], size: &[i64]) -> Result<G::V> {
+    let s = concrete("slice", &g.meta(x)?.0)?;
+    if begin.len() > s.len() || size.len() > s.len() {
+        return Err(invalid_arg!(
+            "slice: begin {begin:?} / size {size:?} longer than the rank {}",
+            s.len()
+        ));
+    }
+    let mut start = vec![0i64; s.len()];
+    let mut out = s.clone();
+    for k in 0..s.len() {
+        let b = begin.get(k).copied().unwrap_or(0);
+        if b < 0 || b as u64 >= s[k] as u64 {
+            return Err(invalid_arg!(
+                "slice: begin {b} is outside dimension {k} of length {}",
+                s[k]
+            ));
+        }
+        let n = match size.get(k).copied().unwrap_or(-1) {
+            -1 => s[k] as i64 - b,
+            n if n >= 1 && b + n <= s[k] as i64 => n,
+            n => {
+                return Err(invalid_arg!(
+                    "slice: size {n} from {b} does not fit dimension {k} of length {}",
+                    s[k]
+                ))
+            }
+        };
+        start[k] = b;
+        out[k] = n as usize;
+    }
+    window(g, x, start, out, false, 0.0)
+}
+
+/// `pad(paddings, value)`: `[before, after]` per dimension, filled with `value`.
+pub(crate) fn pad<G: Graph>(g: &mut G, x: &G::V, paddings: &[(i64, i64)], value: f64) -> Result<G::V> {
+    let (s, d) = g.meta(x)?;
+    let s = concrete("pad", &s)?;
+    if paddings.len() != s.len() || paddings.iter().any(|&(a, b)| a < 0 || b < 0) {
+        return Err(invalid_arg!(
+            "pad: one non-negative [before, after] per dimension, got {paddings:?} for rank {}",
+            s.len()
+        ));
+    }
+    d.word_from_f64(value)?;
+    let start = paddings.iter().map(|&(a, _)| -a).collect();
+    let size = s
+        .iter()
+        .zip(paddings)
+        .map(|(&n, &(a, b))| n + a as usize + b as usize)
+        .collect();
+    window(g, x, start, size, false, value)
+}
+
+/// `tile(reps)`: the input repeated `reps[k]` times along dimension `k`.
+pub(crate) fn tile<G: Graph>(g: &mut G, x: &G::V, reps: &[i64]) -> Result<G::V> {
+    let s = concrete("tile", &g.meta(x)?.0)?;
+    if reps.len() != s.len() || reps.iter().any(|&r| r < 1) {
+        return Err(invalid_arg!(
+            "tile: one positive repetition per dimension, got {reps:?} for rank {}",
+            s.len()
+        ));
+    }
+    let size = s.iter().zip(reps).map(|(&n, &r)| n * r as usize).collect();
+    window(g, x, vec![0; s.len()], size, true, 0.0)
+}
+
+/// `concat(xs, axis)`: each input padded into its place along `axis`, then selected by a constant
+/// mask of its span (exact, whatever the values).
+pub(crate) fn concat<G: Graph>(g: &mut G, xs: &[&G::V], axis: i64) -> Result<G::V> {
+    let first = xs
+        .first()
+        .ok_or_else(|| invalid_arg!("concat needs at least one tensor"))?;
+    let (s0, d) = g.meta(first)?;
+    let s0 = concrete("concat", &s0)?;
+    need_rank("concat", &s0)?;
+    let ax = norm_axis("concat", axis, s0.len())?;
+    let mut lens = vec![];
+    for (j, x) in xs.iter().enumerate() {
+        let (s, dj) = g.meta(x)?;
+        let s = concrete("concat", &s)?;
+        let same = s.len() == s0.len() && (0..s.len()).all(|k| k == ax || s[k] == s0[k]);
+        if dj != d || !same {
+            return Err(Error::ShapeMismatch(format!(
+                "concat: input {j} is {dj} {s:?}, the first is {d} {s0:?} (all must match except along axis {ax})"
+            )));
+        }
+        lens.push(s[ax]);
+    }
+    let total: usize = lens.iter().sum();
+    let mut at = 0usize;
+    let mut out: Option<G::V> = None;
+    for (x, &n) in xs.iter().zip(&lens) {
+        let paddings: Vec<(i64, i64)> = (0..s0.len())
+            .map(|k| {
+                if k == ax {
+                    (at as i64, (total - at - n) as i64)
+                } else {
+                    (0, 0)
+                }
+            })
+            .collect();
+        let placed = pad(g, x, &paddings, 0.0)?;
+        out = Some(match out {
+            None => placed,
+            Some(prev) => {
+                let mut mshape = vec![1usize; s0.len()];
+                mshape[ax] = total;
+                let mask: Vec<f64> = (0..total).map(|i| (i >= at && i < at + n) as u8 as f64).collect();
+                let m = g.constant(&mask, &mshape, DType::Bool)?;
+                g.op(Op::Where {}, &[&placed, &m, &prev])?
+            }
+        });
+        at += n;
+    }
+    out.ok_or_else(|| invalid_arg!("concat needs at least one tensor"))
+}
+
+/// `stack(xs, axis)`: a new axis, then `concat`.
+pub(crate) fn stack<G: Graph>(g: &mut G, xs: &[&G::V], axis: i64) -> Result<G::V> {
+    let mut expanded = vec![];
+    for x in xs {
+        expanded.push(expand_dims(g, x, axis)?);
+    }
+    let refs: Vec<&G::V> = expanded.iter().collect();
+    concat(g, &refs, axis)
+}
+
+/// `split(sizes, axis)`: consecutive slices along `axis` (`sizes` summing to its length).
+pub(crate) fn split<G: Graph>(g: &mut G, x: &G::V, sizes: &[usize], axis: i64) -> Result<Vec<G::V>> {
+    let s = concrete("split", &g.meta(x)?.0)?;
+    need_rank("split", &s)?;
+    let ax = norm_axis("split", axis, s.len())?;
+    if sizes.is_empty() || sizes.contains(&0) || sizes.iter().sum::<usize>() != s[ax] {
+        return Err(invalid_arg!(
+            "split: sizes {sizes:?} must be positive and sum to {} (axis {ax})",
+            s[ax]
+        ));
+    }
+    let mut out = vec![];
+    let mut at = 0usize;
+    for &n in sizes {
+        let mut begin = vec![0i64; s.len()];
+        let mut size = vec![-1i64; s.len()];
+        begin[ax] = at as i64;
+        size[ax] = n as i64;
+        out.push(slice(g, x, &begin, &size)?);
+        at += n;
+    }
+    Ok(out)
+}
+
+/// The sizes of `split(numOrSizes)`: `n` equal parts, or the given sizes.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // the JS bindings' `numOrSizes`
+pub(crate) fn split_sizes(len: usize, parts: Option<usize>, sizes: &[usize]) -> Result<Vec<usize>> {
+    match parts {
+        Some(n) if n >= 1 && len.is_multiple_of(n) => Ok(vec![len / n; n]),
+        Some(n) => Err(invalid_arg!("split: {len} does not divide into {n} equal parts")),
+        None => Ok(sizes.to_vec()),
+    }
+}
