@@ -25,8 +25,9 @@ mod native {
         pollster::block_on(t.read_words()).unwrap()
     }
 
-    fn chain_sum() -> Program {
-        let mut p = Program::new("chain_sum");
+    /// The 8-op chain, then its full sum when `sum` (one kernel either way).
+    fn chain_program(sum: bool) -> Program {
+        let mut p = Program::new(if sum { "chain_sum" } else { "chain" });
         let x = p.input("x", DType::Float32, &[-1]).unwrap();
         let mut v = p.mul(x, x).unwrap();
         for f in [
@@ -40,8 +41,10 @@ mod native {
         ] {
             v = f(&mut p, v).unwrap();
         }
-        let s = p.sum(v, &[], false).unwrap();
-        p.output("s", s).unwrap();
+        if sum {
+            v = p.sum(v, &[], false).unwrap();
+        }
+        p.output("s", v).unwrap();
         p
     }
 
@@ -153,7 +156,7 @@ mod native {
         // Fused chain + sum beside the host's memcpy of the same bytes.
         let n = 1usize << 20;
         let x = s.random_uniform(&[n], 0.0, 1.0, 1).unwrap();
-        let exe = s.compile(&chain_sum()).unwrap();
+        let exe = s.compile(&chain_program(true)).unwrap();
         let compile_one =
             |name: &str, body: fn(&mut Program, affon::program::NodeId) -> affon::program::NodeId| {
                 let mut p = Program::new(name);
@@ -180,6 +183,20 @@ mod native {
         g.sample_size(10);
         g.bench_function("compiled (one kernel)", |b| {
             b.iter(|| read(&exe.run(&[("x", &xl)], None).unwrap().remove(0).1))
+        });
+        g.finish();
+        // the fused chain alone at that size: one vec4 kernel reading 64 MiB and writing 64 MiB,
+        // timed to a queue drain like x*x below (issue 15's bandwidth target)
+        let chain_alone = s.compile(&chain_program(false)).unwrap();
+        let mut g = c.benchmark_group("fused chain of 8, 16M floats");
+        g.throughput(Throughput::Bytes(8 * big as u64));
+        g.sample_size(10);
+        g.bench_function("compiled (reads and writes 64 MiB)", |b| {
+            b.iter(|| {
+                let y = chain_alone.run(&[("x", &xl)], None).unwrap().remove(0).1;
+                pollster::block_on(s.sync()).unwrap();
+                drop(y);
+            })
         });
         g.finish();
         // the adapter's own floor at this size: `sum` alone (nothing but the loads the chain's
