@@ -121,7 +121,8 @@ pub(super) fn bindings(loaded: &[(usize, Access)]) -> String {
 /// `in{k}: u32`, read without an index; any other leaf as `array<{ty}>`. On CPU adapters an
 /// indexed read of a runtime-sized array is a bounds clamp and a per-lane gather even at index 0,
 /// a plain variable one load: the fused chain with two scalar operands (`x.mul(c).add(d)`, 1M
-/// floats) ran 10–18 % faster on SwiftShader this way (README "Fused kernels").
+/// floats) ran ~20 % faster on SwiftShader this way, with [`params_read`]'s fixed-size
+/// parameters (`scripts/bench-kernel-study.mjs reads`; README "Performance").
 pub(super) fn leaf_binding(k: usize, a: Access, ty: &str) -> String {
     let ty = if a == Access::One {
         "u32".to_string()
@@ -134,8 +135,8 @@ pub(super) fn leaf_binding(k: usize, a: Access, ty: &str) -> String {
 /// How many of a group's parameter words its steps read (`Ref::Param(k)`: `k + 1` at most). The
 /// vec4 kernel declares its parameters as a fixed-size array of `1 +` this many words (the buffer
 /// may hold more: a chain cut short keeps its words): its reads are then at constant, in-bounds
-/// indices, which CPU adapters load once instead of clamping and gathering per lane (the chain
-/// above ran another ~8 % faster on SwiftShader).
+/// indices, which CPU adapters load once instead of clamping and gathering per lane (3–8 % of
+/// the chain above on SwiftShader, in the same study).
 fn params_read(group: &Group) -> usize {
     let read = group.steps.iter().flat_map(|s| &s.args).filter_map(|r| match r {
         Ref::Param(k) => Some(k + 1),
