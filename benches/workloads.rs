@@ -188,20 +188,22 @@ mod native {
         // the fused chain alone at that size: one vec4 kernel reading 64 MiB and writing 64 MiB,
         // timed to a queue drain like x*x below (issue 15's bandwidth target)
         let chain_alone = s.compile(&chain_program(false)).unwrap();
+        // a run whose 64 MiB output is not read back: timed to a queue drain
+        let drained = |exe: &affon::Executable| {
+            let y = exe.run(&[("x", &xl)], None).unwrap().remove(0).1;
+            pollster::block_on(s.sync()).unwrap();
+            drop(y);
+        };
         let mut g = c.benchmark_group("fused chain of 8, 16M floats");
         g.throughput(Throughput::Bytes(8 * big as u64));
         g.sample_size(10);
         g.bench_function("compiled (reads and writes 64 MiB)", |b| {
-            b.iter(|| {
-                let y = chain_alone.run(&[("x", &xl)], None).unwrap().remove(0).1;
-                pollster::block_on(s.sync()).unwrap();
-                drop(y);
-            })
+            b.iter(|| drained(&chain_alone))
         });
         g.finish();
         // the adapter's own floor at this size: `sum` alone (nothing but the loads the chain's
-        // reduction does) and one elementwise op (x·x: read 64 MiB, write 64 MiB). On lavapipe these
-        // cost about what the chain + sum does: the loads, not the chain's arithmetic, set the pace
+        // reduction does) and one elementwise op (x·x: read 64 MiB, write 64 MiB), beside which the
+        // chain's own arithmetic and the reduction's loop can be told apart
         let only_sum = compile_one("sum_only", |p, x| p.sum(x, &[], false).unwrap());
         let one_op = compile_one("square_only", |p, x| p.mul(x, x).unwrap());
         let mut g = c.benchmark_group("floor at 16M floats (64 MiB)");
@@ -211,11 +213,7 @@ mod native {
             b.iter(|| read(&only_sum.run(&[("x", &xl)], None).unwrap().remove(0).1))
         });
         g.bench_function("x*x alone (reads and writes 64 MiB)", |b| {
-            b.iter(|| {
-                let y = one_op.run(&[("x", &xl)], None).unwrap().remove(0).1;
-                pollster::block_on(s.sync()).unwrap();
-                drop(y);
-            })
+            b.iter(|| drained(&one_op))
         });
         g.finish();
         drop(xl);
