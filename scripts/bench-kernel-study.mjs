@@ -5,13 +5,19 @@
 //   node scripts/bench-kernel-study.mjs matmul [M,K,N] [reps]
 //                                                        subgroup-shared B loads in the CPU matmul
 //                                                        (www/bench/kernel-study-matmul.html)
+//   node scripts/bench-kernel-study.mjs floor [reps]     a tiny dispatch and a 16 KiB readback
+//                                                        (www/bench/kernel-study-floor.html)
 // Prints each variant's time (ms per dispatch) as JSON.
 import { launch, open } from '../tests/browser/chromium.mjs';
 
 const [which = 'reads', ...rest] = process.argv.slice(2);
-const query = which === 'matmul'
-  ? `kernel-study-matmul.html?shape=${rest[0] ?? '64,784,256'}&reps=${rest[1] ?? 9}`
-  : `kernel-study.html?reps=${rest[0] ?? 15}`;
+const pages = {
+  reads: () => `kernel-study.html?reps=${rest[0] ?? 15}`,
+  matmul: () => `kernel-study-matmul.html?shape=${rest[0] ?? '64,784,256'}&reps=${rest[1] ?? 9}`,
+  floor: () => `kernel-study-floor.html?reps=${rest[0] ?? 40}`,
+};
+if (!pages[which]) throw new Error(`unknown study '${which}': ${Object.keys(pages).join(', ')}`);
+const query = pages[which]();
 const env = await launch();
 try {
   const { page, errors } = await open(env, `/www/bench/${query}`);
