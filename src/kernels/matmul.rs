@@ -79,8 +79,8 @@ const SHARED_LANES: [u32; 2] = [4, 8];
 /// vec4 form only) the shared form, whose subgroup lanes share their B loads.
 fn cpu_body((rows, cols): (usize, usize), unrolled: bool, lanes: u32) -> String {
     let nv = cols / 4;
+    debug_assert!(lanes == 0 || (unrolled && nv == 4 && SHARED_LANES.contains(&lanes)));
     let lanes = lanes as usize;
-    debug_assert!(lanes == 0 || (unrolled && nv == 4 && SHARED_LANES.contains(&(lanes as u32))));
     let mut decls = String::new();
     let mut loads = String::new();
     let mut writes = String::new();
@@ -104,7 +104,7 @@ fn cpu_body((rows, cols): (usize, usize), unrolled: bool, lanes: u32) -> String 
             "        let own{u} = load_b4(b_off, k + lane % 4u, col + 4u * ((lane / 4u) * {per}u + {u}u), n, kk);\n"
         );
     }
-    let step = |k: &str, lane: &str, j: usize| {
+    let step = |k: &str, comp: &str, j: usize| {
         let mut s = String::new();
         for v in 0..nv {
             s += &if lanes > 0 {
@@ -122,7 +122,7 @@ fn cpu_body((rows, cols): (usize, usize), unrolled: bool, lanes: u32) -> String 
         }
         for r in 0..rows {
             for v in 0..nv {
-                s += &format!("            c{r}_{v} = c{r}_{v} + a{r}{lane} * b{v};\n");
+                s += &format!("            c{r}_{v} = c{r}_{v} + a{r}{comp} * b{v};\n");
             }
         }
         s
