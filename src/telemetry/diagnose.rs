@@ -23,7 +23,7 @@
 //! Whatever moved but did not decide the verdict is listed in `findings`. With a `session`, only
 //! that session's labelled records count (runtime memory is the process's).
 
-use super::series::{material, point, swing, trend, Point, Trend};
+use super::series::{late_rise, material, point, swing, trend, Point, Trend};
 use super::MetricRecord;
 
 /// The verdicts (API.md).
@@ -316,13 +316,10 @@ fn judge_points(pts: &[Point], warm: usize, iterations: Option<u64>) -> Diagnosi
         trend(&col(|p| p.runtime)),
     );
     // Pool and runtime growth is material when what the last two thirds of the window add (scaled
-    // to the whole window) is: a burst early in the window (a driver or allocator warming up) that
-    // then creeps by a few bytes is not a trend of material size, while a leak grows all along.
-    let late = |get: fn(&Point) -> f64| {
-        let c = col(get);
-        let k = c.len() / 3;
-        (c[c.len() - 1] - c[k]) * c.len() as f64 / (c.len() - k) as f64
-    };
+    // to the whole window, from medians: `late_rise`) is: a burst early in the window (a driver or
+    // allocator warming up) that then creeps by a few bytes is not a trend of material size, nor
+    // is one step in the last samples, while a leak grows all along.
+    let late = |get: fn(&Point) -> f64| late_rise(&col(get));
     let pool_material = material(late(|p| p.pool), pool.warm, POOL_FLOOR, swing(&col(|p| p.pool)));
     let runtime_material = material(
         late(|p| p.runtime),

@@ -118,6 +118,36 @@ pub(crate) fn trend(w: &[f64]) -> Trend {
     }
 }
 
+fn median(w: &[f64]) -> f64 {
+    let mut v = w.to_vec();
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 0 {
+        (v[m - 1] + v[m]) / 2.0
+    } else {
+        v[m]
+    }
+}
+
+/// What a figure adds over the whole window, estimated from its last two thirds: the rise from
+/// the median of the middle third to the median of the last, scaled from the distance between
+/// their centres to the window's length. A burst in the first third (a driver or allocator
+/// warming up) is left out, and one step in a few samples (a heap reserving more once, the last
+/// sample landing on a collection's peak) moves a median little, while a figure that grows all
+/// along gives its full rate. Windows under four samples: last minus first.
+pub(crate) fn late_rise(w: &[f64]) -> f64 {
+    let n = w.len();
+    if n < 4 {
+        return match (w.first(), w.last()) {
+            (Some(a), Some(b)) => b - a,
+            _ => 0.0,
+        };
+    }
+    let k = n / 3;
+    let (b, c) = (&w[k..n - k], &w[n - k..]);
+    (median(c) - median(b)) * (n - 1) as f64 / ((n - k) as f64 / 2.0)
+}
+
 /// The largest drop from a running peak inside the window: how much the figure swings on its own
 /// (a JS heap between collections). A growth smaller than this is noise.
 pub(crate) fn swing(w: &[f64]) -> f64 {
@@ -167,5 +197,29 @@ mod tests {
         assert!(!material(512.0, 1e6, 65536.0, 0.0));
         assert!(material(1e6, 1e6, 65536.0, 1000.0));
         assert!(!material(3e6, 1e9, 1.0, 0.0), "3 MB of a 1 GB heap is under 2 %");
+    }
+
+    #[test]
+    fn late_rise_is_the_rate_of_the_last_two_thirds() {
+        // a linear rise of 16 per sample over 25 samples: 24 steps of 16
+        let linear: Vec<f64> = (0..25).map(|i| 16.0 * i as f64).collect();
+        assert_eq!(late_rise(&linear), 16.0 * 24.0);
+        // a burst in the first third, then flat: no rise
+        let burst: Vec<f64> = (0..25)
+            .map(|i| if i < 4 { 1e6 * i as f64 } else { 3e6 })
+            .collect();
+        assert_eq!(late_rise(&burst), 0.0);
+        // a creep of 2.9 KiB per sample and one 680 KB step in the last sample (a JS heap in
+        // Chromium, seen in CI): the creep's rate, not the step scaled to the window
+        let mut creep: Vec<f64> = (0..25).map(|i| 5.1e6 + 2900.0 * i as f64).collect();
+        creep[24] += 680e3;
+        let r = late_rise(&creep);
+        assert!((r - 2900.0 * 24.0).abs() < 2900.0 * 3.0, "{r}");
+        // one kept output every tenth iteration: steps, still the average rate
+        let tenth: Vec<f64> = (0..31).map(|i| (1000 * ((i + 9) / 10)) as f64).collect();
+        let r = late_rise(&tenth);
+        assert!((2000.0..=4500.0).contains(&r), "{r}");
+        // three snapshots
+        assert_eq!(late_rise(&[1.0, 5.0, 9.0]), 8.0);
     }
 }

@@ -87,3 +87,21 @@ fn each_rule_gives_its_verdict() {
     );
     assert_eq!(d.verdict, Verdict::ProcessGrowth);
 }
+
+/// A JS heap that creeps by 2.9 KiB an iteration and steps by 680 KB in the last sample (the
+/// runtime series of a steady KV-cache decode loop in CI's Chromium) is steady; the same window
+/// growing 64 KiB every iteration is process growth.
+#[test]
+fn one_late_step_of_the_runtime_is_not_process_growth() {
+    let creep: Vec<f64> = (0..33).map(|i| 5.1e6 + 2900.0 * i as f64).collect();
+    let mut stepped = creep.clone();
+    stepped[32] += 680e3;
+    let samples = |r: &[f64]| -> Vec<Vec<MetricRecord>> {
+        r.iter().map(|&v| snap(5608., 13864., 15872., v, &[])).collect()
+    };
+    let d = diagnose_samples(&samples(&stepped), 8, None, true).unwrap();
+    assert_eq!(d.verdict, Verdict::Steady, "{}", d.summary);
+    let growing: Vec<f64> = (0..33).map(|i| 5.1e6 + 65536.0 * i as f64).collect();
+    let d = diagnose_samples(&samples(&growing), 8, None, true).unwrap();
+    assert_eq!(d.verdict, Verdict::ProcessGrowth, "{}", d.summary);
+}
