@@ -4,9 +4,10 @@
 // registers `c{r}_{v}` and reads its operands directly, four k-steps at a time: R rows of A as
 // vec4s over k (`a{r}`) and C elements of B per k-step, for 4·R·C multiply-adds. On these adapters
 // every load is a per-lane gather, so a larger block does fewer loads per multiply-add (R·C/(R+C)
-// of them; the spilled accumulators are plain vector moves). The 64 invocations are 8 columns of
-// blocks by 8 rows: invocation `t` covers rows R·(t / 8), columns C·(t % 8), so neighbouring SIMD
-// lanes share A. The host picks R×C (8×16 when both operands are read as vec4s, else 4×8: the
+// of them; the spilled accumulators are plain vector moves). The 64 invocations are COL_BLOCKS
+// columns of blocks (8, or fewer for a product with fewer columns) by ROW_BLOCKS = 64 / COL_BLOCKS
+// rows: invocation `t` covers rows R·(t / COL_BLOCKS), columns C·(t % COL_BLOCKS), so neighbouring
+// SIMD lanes share A. The host picks R×C (8×16 when both operands are read as vec4s, else 4×8: the
 // guarded element-by-element loads of a larger block crashed SwiftShader's compiler), prepends
 // `alias T`, `const TRANS_A: bool`, the block constants, `fn load_a4(a_off, row, k, m, kk) -> vec4<T>`
 // (A's elements `k .. k+4` of `row`), `fn load_b4(b_off, k, col, n, kk) -> vec4<T>` (B's elements
@@ -19,9 +20,10 @@
 // the subgroup's B elements for the four k-steps and takes the rest from the other lanes
 // (`subgroupBroadcast`, a register move on these adapters): 16/LANES B loads a lane per four k-steps
 // instead of 16. No invocation returns early (a broadcast needs every lane): a block outside the
-// matrix reads clamped values and writes nothing. In the browser `enable subgroups;` comes first.
+// matrix reads clamped values and writes nothing; subgroup `g` takes column block g % COL_BLOCKS.
+// In the browser `enable subgroups;` comes first.
 // params: [M, K, N, batch_rank, group offsets x, y, z, out_batch_dims[r], a_batch_strides[r], b_batch_strides[r]]
-// (strides in elements; 0 where a side broadcasts). Workgroups: (ceil(N/(8·C)), ceil(M/(8·R)), batch).
+// (strides in elements; 0 where a side broadcasts). Workgroups: (ceil(N/(COL_BLOCKS·C)), ceil(M/(ROW_BLOCKS·R)), batch).
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
 

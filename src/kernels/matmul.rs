@@ -74,10 +74,23 @@ fn cpu_block(vec: bool) -> (usize, usize) {
 /// invocations are 64 / LANES subgroups, each LANES row blocks of the same 16 columns.
 const SHARED_LANES: [u32; 2] = [4, 8];
 
-/// `matmul_cpu.wgsl` for an R×C block: its place, accumulators, A loads, four k-steps (unrolled
-/// when both operands are read as vec4s, else a loop) and stores; with `lanes` (4 or 8, the 8×16
-/// vec4 form only) the shared form, whose subgroup lanes share their B loads.
-fn cpu_body((rows, cols): (usize, usize), unrolled: bool, lanes: u32) -> String {
+/// Invocations in a `matmul_cpu.wgsl` workgroup.
+const CPU_INVOCATIONS: usize = 64;
+
+/// How many R×C blocks side by side a `matmul_cpu.wgsl` workgroup covers (its 64 invocations are
+/// that many columns of blocks by 64 / that many rows): 8, or fewer when the product has fewer
+/// columns — the smallest power of two whose blocks span `n`. A fixed 8 left half of every
+/// workgroup idle when `n` is 64 under the 8×16 block (a MobileNet pointwise convolution into 64
+/// channels), and in the shared form an idle block still computes (its lanes must broadcast).
+fn cpu_col_blocks(n: usize, block_cols: usize) -> usize {
+    n.div_ceil(block_cols).next_power_of_two().min(8)
+}
+
+/// `matmul_cpu.wgsl` for an R×C block, `col_blocks` of them across a workgroup (see
+/// [`cpu_col_blocks`]): its place, accumulators, A loads, four k-steps (unrolled when both operands
+/// are read as vec4s, else a loop) and stores; with `lanes` (4 or 8, the 8×16 vec4 form only) the
+/// shared form, whose subgroup lanes share their B loads.
+fn cpu_body((rows, cols): (usize, usize), unrolled: bool, lanes: u32, col_blocks: usize) -> String {
     let nv = cols / 4;
     debug_assert!(lanes == 0 || (unrolled && nv == 4 && SHARED_LANES.contains(&lanes)));
     let lanes = lanes as usize;
@@ -148,15 +161,18 @@ fn cpu_body((rows, cols): (usize, usize), unrolled: bool, lanes: u32) -> String 
         writes = format!("    if (row < m && col < n) {{\n{writes}    }}\n");
         (
             ", @builtin(subgroup_invocation_id) lane: u32",
-            format!("    let sg = lid / {lanes}u;\n    let row = wid.y * (8u * BLOCK_ROWS) + (sg / 8u) * ({lanes}u * BLOCK_ROWS) + lane * BLOCK_ROWS;\n    let col = wid.x * (8u * BLOCK_COLS) + (sg % 8u) * BLOCK_COLS;\n"),
+            format!("    let sg = lid / {lanes}u;\n    let row = wid.y * (ROW_BLOCKS * BLOCK_ROWS) + (sg / COL_BLOCKS) * ({lanes}u * BLOCK_ROWS) + lane * BLOCK_ROWS;\n    let col = wid.x * (COL_BLOCKS * BLOCK_COLS) + (sg % COL_BLOCKS) * BLOCK_COLS;\n"),
         )
     } else {
         (
             "",
-            "    let row = wid.y * (8u * BLOCK_ROWS) + (lid / 8u) * BLOCK_ROWS;\n    let col = wid.x * (8u * BLOCK_COLS) + (lid % 8u) * BLOCK_COLS;\n    if (row >= m || col >= n) {\n        return;\n    }\n".to_string(),
+            "    let row = wid.y * (ROW_BLOCKS * BLOCK_ROWS) + (lid / COL_BLOCKS) * BLOCK_ROWS;\n    let col = wid.x * (COL_BLOCKS * BLOCK_COLS) + (lid % COL_BLOCKS) * BLOCK_COLS;\n    if (row >= m || col >= n) {\n        return;\n    }\n".to_string(),
         )
     };
-    let consts = format!("const BLOCK_ROWS: u32 = {rows}u;\nconst BLOCK_COLS: u32 = {cols}u;\n");
+    let consts = format!(
+        "const BLOCK_ROWS: u32 = {rows}u;\nconst BLOCK_COLS: u32 = {cols}u;\nconst COL_BLOCKS: u32 = {col_blocks}u;\nconst ROW_BLOCKS: u32 = {}u;\n",
+        CPU_INVOCATIONS / col_blocks
+    );
     consts
         + &MATMUL_CPU
             .replace("/*{{LANE}}*/", lane)
@@ -238,21 +254,21 @@ pub(crate) fn matmul_with(
         } else {
             0
         };
-        (vec, full, block, lanes)
+        (vec, full, block, lanes, cpu_col_blocks(n, block.1))
     });
     let large = n.div_ceil(TILE) * m.div_ceil(TILE) * batch.max(1) >= MIN_LARGE_GROUPS;
     let (kernel, tile, form) = match cpu_form {
-        Some((vec, full, (r, c), lanes)) => (
+        Some((vec, full, (r, c), lanes, cb)) => (
             "matmul_cpu",
-            (8 * c, 8 * r),
-            format!("{}{}{full:?}{r}x{c}s{lanes}", vec.0, vec.1),
+            (cb * c, CPU_INVOCATIONS / cb * r),
+            format!("{}{}{full:?}{r}x{c}s{lanes}c{cb}", vec.0, vec.1),
         ),
         None if large => ("matmul", (TILE, TILE), String::new()),
         None => ("matmul_small", (SMALL_TILE, SMALL_TILE), String::new()),
     };
     // the kernel's source, built only when its pipeline is
     let source = || match cpu_form {
-        Some(((vec_a, vec_b), full, block, lanes)) => {
+        Some(((vec_a, vec_b), full, block, lanes, cb)) => {
             let load_a = if vec_a { LOAD_A4_VEC } else { LOAD_A4_SCALAR };
             let load_b = if vec_b { LOAD_B4_VEC } else { LOAD_B4_SCALAR };
             format!(
@@ -260,7 +276,7 @@ pub(crate) fn matmul_with(
                 full.0,
                 full.1,
                 full.2,
-                cpu_body(block, vec_a && vec_b, lanes)
+                cpu_body(block, vec_a && vec_b, lanes, cb)
             )
         }
         None if large => MATMUL.to_string(),
@@ -272,7 +288,7 @@ pub(crate) fn matmul_with(
     // the browser needs the `enable` directive (before every declaration); wgpu's WGSL front end
     // natively rejects it and takes subgroup builtins from the device's features
     let enable = match cpu_form {
-        Some((.., lanes)) if lanes > 0 && cfg!(target_arch = "wasm32") => "enable subgroups;\n",
+        Some((.., lanes, _)) if lanes > 0 && cfg!(target_arch = "wasm32") => "enable subgroups;\n",
         _ => "",
     };
     let p = ctx.cache.pipeline(ctx.device, kernel, &key, || {

@@ -122,7 +122,7 @@ fn median(w: &[f64]) -> f64 {
     let mut v = w.to_vec();
     v.sort_by(f64::total_cmp);
     let m = v.len() / 2;
-    if v.len() % 2 == 0 {
+    if v.len().is_multiple_of(2) {
         (v[m - 1] + v[m]) / 2.0
     } else {
         v[m]

@@ -999,9 +999,12 @@ async fn matmul_cases(s: &Session, rng: &mut Rng) {
     // GPU forms: the first eight use the small kernel; the last three have at least 16 64×64 output
     // tiles and use the large one, with edges that are not multiples of 64 or 4. CPU form (every
     // case): 4×8 blocks, N a multiple of 4 or not (vec4 or scalar loads of B), batches broadcast;
-    // 8×16 blocks where K and N are multiples of 4 (with an epilogue: and K ≥ 128) (16×16, 256×64·64×256 and the last two, whose
-    // rows are not in eights and columns in eights but not sixteens: a block half outside).
-    let cases: [(&[usize], &[usize]); 13] = [
+    // 8×16 blocks where K and N are multiples of 4 (with an epilogue: and K ≥ 128) (16×16, 256×64·64×256 and the last four, whose
+    // rows are not in eights and columns in eights but not sixteens: a block half outside). A
+    // workgroup spans 1, 2, 4 or 8 blocks across (the fewest that cover N): 8×16 blocks two across
+    // (N = 32, rows in neither eights nor a workgroup's 256) and four across with the last outside
+    // (N = 40); 4×8 blocks two across (N = 13, K not in fours) and four (N = 18).
+    let cases: [(&[usize], &[usize]); 15] = [
         (&[17, 33], &[33, 5]),
         (&[1, 1], &[1, 1]),
         (&[2, 3, 17, 9], &[9, 4]),
@@ -1015,6 +1018,8 @@ async fn matmul_cases(s: &Session, rng: &mut Rng) {
         (&[3, 130, 70], &[70, 150]),
         (&[21, 12], &[12, 40]),
         (&[2, 70, 20], &[20, 136]),
+        (&[301, 24], &[24, 32]),
+        (&[9, 7], &[7, 13]),
     ];
     for (sa, sb) in cases {
         check_matmul(
@@ -1026,9 +1031,11 @@ async fn matmul_cases(s: &Session, rng: &mut Rng) {
         check_matmul(s, &ints(rng, sa, -100, 100), &ints(rng, sb, -100, 100)).await;
         check_matmul(s, &uints(rng, sa, 0, 100), &uints(rng, sb, 0, 100)).await;
     }
-    // transposed operands, both GPU kernels (the last three cases use the large one), batched;
+    // transposed operands, both GPU kernels (cases 8 to 10 use the large one), batched;
     // the CPU form with edges (rows not in fours, columns not in eights, k not in fours) and without
-    for (sa, sb) in [cases[0], cases[3], cases[6], cases[8], cases[9], cases[10]] {
+    for (sa, sb) in [
+        cases[0], cases[3], cases[6], cases[8], cases[9], cases[10], cases[13], cases[14],
+    ] {
         for (ta, tb) in [(true, false), (false, true), (true, true)] {
             let (a, b) = (floats(rng, sa, -1.0, 1.0, &[]), floats(rng, sb, -1.0, 1.0, &[]));
             check_matmul_t(s, &a, &b, ta, tb).await;
