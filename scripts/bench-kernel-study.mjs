@@ -7,6 +7,8 @@
 //                                                        (www/bench/kernel-study-matmul.html)
 //   node scripts/bench-kernel-study.mjs floor [reps]     a tiny dispatch and a 16 KiB readback
 //                                                        (www/bench/kernel-study-floor.html)
+//   node scripts/bench-kernel-study.mjs depthwise [reps] the depthwise vec4 form's input reads
+//                                                        (www/bench/kernel-study-depthwise.html)
 // Prints each variant's time (ms per dispatch) as JSON.
 import { launch, open } from '../tests/browser/chromium.mjs';
 
@@ -15,6 +17,7 @@ const pages = {
   reads: () => `kernel-study.html?reps=${rest[0] ?? 15}`,
   matmul: () => `kernel-study-matmul.html?shape=${rest[0] ?? '64,784,256'}&reps=${rest[1] ?? 9}`,
   floor: () => `kernel-study-floor.html?reps=${rest[0] ?? 40}`,
+  depthwise: () => `kernel-study-depthwise.html?reps=${rest[0] ?? 9}`,
 };
 if (!pages[which]) throw new Error(`unknown study '${which}': ${Object.keys(pages).join(', ')}`);
 const query = pages[which]();

@@ -1,10 +1,15 @@
 // Depthwise NHWC convolution with channel multiplier 1 and C a multiple of 4: each thread computes 4
-// consecutive channels of 4 horizontally adjacent output pixels, reading input and filter four
-// channels at a time (both have the channels innermost); each filter tap is read once for the 4
-// pixels, and the geometry once. x [N, H, W, C], filter [FH, FW, C, 1], out [N, OH, OW, C].
+// consecutive channels of PIXELS horizontally adjacent output pixels, reading input and filter four
+// channels at a time (both have the channels innermost). The host (`kernels/depthwise.rs`) writes
+// the body for the filter width, strides and dilations of the pipeline: per filter row, every input
+// column the PIXELS pixels need is read once (`t{o}`, o = k·stride + fx·dilation for pixel k and
+// filter column fx: 6 reads, not 12, for 4 pixels of a 3×3 stride-1 window) and every filter tap
+// once (`f{fx}`), then PIXELS · FW multiply-adds into the accumulators `a{k}`; on CPU adapters every
+// read is a per-lane gather, so fewer reads is less time. x [N, H, W, C], filter [FH, FW, C, 1],
+// out [N, OH, OW, C].
 // params: [threads, H, W, C, OH, OW, 1, FH, FW, stride_h, stride_w, dil_h, dil_w, pad_top,
-// pad_left]. The host prepends `alias T = f32;`, `fn store(i: u32, v: T)` and `fn store4(i: u32, v:
-// vec4<T>)` (plain writes, or a fused epilogue: `kernels/epilogue.rs`).
+// pad_left]. The host prepends `alias T = f32;`, `const PIXELS: u32`, `fn store(i: u32, v: T)` and
+// `fn store4(i: u32, v: vec4<T>)` (plain writes, or a fused epilogue: `kernels/epilogue.rs`).
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
 @group(0) @binding(2) var<storage, read> x: array<vec4<f32>>;
@@ -31,47 +36,29 @@ fn main(
     let H = params[1]; let W = params[2]; let C4 = params[3] / 4u;
     let OH = params[4]; let OW = params[5];
     let FH = params[7]; let FW = params[8];
-    let sh = params[9]; let sw = params[10]; let dh = params[11]; let dw = params[12];
+    let sh = params[9]; let sw = params[10]; let dh = params[11];
     let top = i32(params[13]); let left = i32(params[14]);
-    let quads = (OW + 3u) / 4u;
+    let runs = (OW + PIXELS - 1u) / PIXELS;
     let c4 = t % C4;
     let rest = t / C4;
-    let ox = (rest % quads) * 4u;
-    let oy = (rest / quads) % OH;
-    let n = rest / (quads * OH);
-    // the input column of pixel ox + k for filter column fx is base + k * sw + fx * dw
+    let ox = (rest % runs) * PIXELS;
+    let oy = (rest / runs) % OH;
+    let n = rest / (runs * OH);
+    // the input column of pixel ox + k for filter column fx is base + k * stride + fx * dilation
     let base = i32(ox * sw) - left;
-    let step = i32(sw);
-    var a0 = vec4<f32>(0.0);
-    var a1 = vec4<f32>(0.0);
-    var a2 = vec4<f32>(0.0);
-    var a3 = vec4<f32>(0.0);
+//{{ACCUMULATORS}}
     for (var fy = 0u; fy < FH; fy = fy + 1u) {
         let iy = i32(oy * sh + fy * dh) - top;
         if (iy < 0 || iy >= i32(H)) {
             continue;
         }
         let row = (n * H + u32(iy)) * W;
-        for (var fx = 0u; fx < FW; fx = fx + 1u) {
-            let f = w[(fy * FW + fx) * C4 + c4];
-            let ix = base + i32(fx * dw);
-            a0 = a0 + tap(row, ix, W, C4, c4) * f;
-            a1 = a1 + tap(row, ix + step, W, C4, c4) * f;
-            a2 = a2 + tap(row, ix + 2 * step, W, C4, c4) * f;
-            a3 = a3 + tap(row, ix + 3 * step, W, C4, c4) * f;
-        }
+        let frow = fy * FW * C4 + c4;
+//{{ROW}}
     }
-    // pixels past the row's end (OW not a multiple of 4) are computed from clamped reads, not stored
+    // pixels past the row's end (OW not a multiple of PIXELS) are computed from clamped reads, not
+    // stored
     let i = ((n * OH + oy) * OW + ox) * C4 * 4u + c4 * 4u;
     let C = C4 * 4u;
-    store4(i, a0);
-    if (ox + 1u < OW) {
-        store4(i + C, a1);
-    }
-    if (ox + 2u < OW) {
-        store4(i + 2u * C, a2);
-    }
-    if (ox + 3u < OW) {
-        store4(i + 3u * C, a3);
-    }
+//{{STORES}}
 }

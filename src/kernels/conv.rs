@@ -3,6 +3,7 @@
 //! as one tiled matmul over `[N·H·W, C] × [C, OC]` (the layouts are already those matrices), a
 //! depthwise convolution (`shaders/depthwise.wgsl`) and max/average pooling (`shaders/pool.wgsl`).
 
+use super::depthwise::Form;
 use super::epilogue::{producer_parts, Epilogue};
 use super::{dispatch, fixed_params, grid, matmul::matmul_with, Ctx, Operand, WORKGROUP};
 use crate::error::Result;
@@ -88,17 +89,18 @@ pub(crate) fn conv2d_with(
     let threads = out.len() / oc as u64 * oc.div_ceil(4) as u64;
     params.insert(0, threads as u32);
     let inputs = [(x.buffer, x.len()), (f.buffer, f.len())];
-    let kernel = ("conv2d", CONV2D);
+    let kernel = ("conv2d", String::new(), || CONV2D.to_string());
     record_window(ctx, enc, kernel, params, &inputs, out, threads, epi)
 }
 
 /// Records a windowed kernel that stores through `store`: its parameters and inputs, then those of
-/// the fused epilogue `epi` (if any), over `threads` threads.
+/// the fused epilogue `epi` (if any), over `threads` threads. `kernel` is its name, its form's part
+/// of the pipeline key, and its source (built only when the pipeline is).
 #[allow(clippy::too_many_arguments)]
 fn record_window(
     ctx: &Ctx,
     enc: &mut crate::commands::Commands,
-    (kernel, source): (&'static str, &'static str),
+    (kernel, form, source): (&'static str, String, impl FnOnce() -> String),
     mut params: Vec<u32>,
     inputs: &[(&wgpu::Buffer, u64)],
     out: Operand,
@@ -111,8 +113,8 @@ fn record_window(
     let n = params.len();
     let p = ctx
         .cache
-        .pipeline(ctx.device, kernel, &format!("{}|{n}", parts.key), || {
-            fixed_params(&format!("{}{source}", parts.prelude()), n)
+        .pipeline(ctx.device, kernel, &format!("{}|{n}|{form}", parts.key), || {
+            fixed_params(&format!("{}{}", parts.prelude(), source()), n)
         });
     let mut inputs = inputs.to_vec();
     inputs.extend(&parts.inputs);
@@ -147,20 +149,21 @@ pub(crate) fn depthwise_with(
     let m = f.shape[3];
     params[5] = m as u32;
     let [_, _, c] = hwc(&x);
-    // multiplier 1 with channels in fours (MobileNet's blocks): four channels of four adjacent
-    // pixels a thread, vec4 reads
-    let (kernel, threads) = if m == 1 && c.is_multiple_of(4) {
+    // multiplier 1 with channels in fours (MobileNet's blocks): four channels of 4 to 16 adjacent
+    // pixels a thread, vec4 reads, each input column of a filter row read once (`depthwise.rs`)
+    let inputs = [(x.buffer, x.len()), (f.buffer, f.len())];
+    if m == 1 && c.is_multiple_of(4) {
         let [oh, ow, _] = hwc(&out);
         let images = out.len() / (oh * ow * c) as u64;
-        (
-            ("depthwise4", DEPTHWISE4),
-            images * (oh * ow.div_ceil(4) * c / 4) as u64,
-        )
-    } else {
-        (("depthwise", DEPTHWISE), out.len())
-    };
+        let form = Form::pick(ow, f.shape[1], s.1, d.1);
+        let threads = images * (oh * ow.div_ceil(form.pixels) * c / 4) as u64;
+        params.insert(0, threads as u32);
+        let kernel = ("depthwise4", form.key(), || form.source(DEPTHWISE4));
+        return record_window(ctx, enc, kernel, params, &inputs, out, threads, epi);
+    }
+    let threads = out.len();
     params.insert(0, threads as u32);
-    let inputs = [(x.buffer, x.len()), (f.buffer, f.len())];
+    let kernel = ("depthwise", String::new(), || DEPTHWISE.to_string());
     record_window(ctx, enc, kernel, params, &inputs, out, threads, epi)
 }
 

@@ -8,6 +8,7 @@
 
 mod cache;
 mod conv;
+mod depthwise;
 mod elementwise;
 mod epilogue;
 mod fused;

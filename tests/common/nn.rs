@@ -223,7 +223,7 @@ pub async fn nn_ops_match_f64_reference(s: &Session) {
     let (one, two) = (Pair::ONE, Pair(2, 2));
     // (input, filter, strides, pad, dilations, depthwise) — what each case adds is its comment
     type ConvCase = (&'static [usize], &'static [usize], Pair, Pad, Pair, bool);
-    let cases: [ConvCase; 11] = [
+    let cases: [ConvCase; 14] = [
         // 'same' with 5 output channels (not a multiple of the kernel's 4), batch 2
         (&[2, 7, 6, 3], &[3, 3, 3, 5], one, Pad::SAME, one, false),
         // 'valid', uneven strides, a 3×2 window
@@ -244,6 +244,11 @@ pub async fn nn_ops_match_f64_reference(s: &Session) {
         // with a 3×2 window; stride 2 with dilation 2 and numeric padding
         (&[2, 7, 5, 8], &[3, 2, 8, 1], one, Pad::SAME, one, true),
         (&[1, 9, 8, 12], &[3, 3, 12, 1], two, Pad::Explicit(2), two, true),
+        // ... with 16 pixels a thread (a 21-pixel row: the second run mostly past the row's end);
+        // 8 a thread with stride 2 and dilation 2 (12 output columns); 8 with a 2×5 'valid' window
+        (&[1, 5, 21, 4], &[3, 3, 4, 1], one, Pad::SAME, one, true),
+        (&[2, 6, 23, 8], &[3, 3, 8, 1], two, Pad::SAME, two, true),
+        (&[1, 4, 18, 4], &[2, 5, 4, 1], one, Pad::VALID, one, true),
     ];
     for (x, f, st, pad, d, depthwise) in cases {
         check_conv(s, &mut rng, x, f, st, pad, d, depthwise).await;

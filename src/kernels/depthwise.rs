@@ -1,0 +1,116 @@
+//! The depthwise convolution's vec4 form (`shaders/depthwise4.wgsl`, channel multiplier 1, channels
+//! in fours) written out for one window: how many adjacent pixels a thread computes, and the reads
+//! of one filter row as straight-line code — each input column the pixels share read once.
+
+/// Pixels per thread, tried largest first: more pixels share more of a filter row's input columns
+/// and each filter tap, at the cost of accumulators and of pixels computed past a row's end.
+const PIXELS: [usize; 3] = [16, 8, 4];
+
+/// At most this many input columns read per filter row (a wide, dilated window with many pixels
+/// would read many columns for few multiply-adds each); four pixels are always allowed.
+const MAX_COLUMNS: usize = 48;
+
+/// One specialisation of `depthwise4.wgsl`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Form {
+    /// Output pixels per thread.
+    pub pixels: usize,
+    /// Filter width, horizontal stride and dilation.
+    fw: usize,
+    sw: usize,
+    dw: usize,
+}
+
+impl Form {
+    /// The form for an output row of `ow` pixels and a window `fw` wide with horizontal stride `sw`
+    /// and dilation `dw`: the most pixels per thread (16, 8 or 4) not above `ow` (so a short row
+    /// computes few pixels past its end) whose filter row reads at most [`MAX_COLUMNS`] columns.
+    pub(super) fn pick(ow: usize, fw: usize, sw: usize, dw: usize) -> Form {
+        PIXELS
+            .iter()
+            .map(|&pixels| Form { pixels, fw, sw, dw })
+            .find(|f| f.pixels <= ow && f.columns().len() <= MAX_COLUMNS)
+            .unwrap_or(Form {
+                pixels: 4,
+                fw,
+                sw,
+                dw,
+            })
+    }
+
+    /// The input columns one filter row reads, relative to the first pixel's first: every
+    /// `k · stride + fx · dilation`, once each, in order.
+    fn columns(&self) -> Vec<usize> {
+        let mut c: Vec<usize> = (0..self.pixels)
+            .flat_map(|k| (0..self.fw).map(move |fx| k * self.sw + fx * self.dw))
+            .collect();
+        c.sort_unstable();
+        c.dedup();
+        c
+    }
+
+    /// Its part of the pipeline key.
+    pub(super) fn key(&self) -> String {
+        format!("p{}w{}s{}d{}", self.pixels, self.fw, self.sw, self.dw)
+    }
+
+    /// `depthwise4.wgsl` with its body written out.
+    pub(super) fn source(&self, template: &str) -> String {
+        let p = self.pixels;
+        let accumulators: String = (0..p)
+            .map(|k| format!("    var a{k} = vec4<f32>(0.0);\n"))
+            .collect();
+        let mut row: String = self
+            .columns()
+            .iter()
+            .map(|o| format!("        let t{o} = tap(row, base + {o}, W, C4, c4);\n"))
+            .collect();
+        for fx in 0..self.fw {
+            row += &format!("        let f{fx} = w[frow + {fx}u * C4];\n");
+            for k in 0..p {
+                let o = k * self.sw + fx * self.dw;
+                row += &format!("        a{k} = a{k} + t{o} * f{fx};\n");
+            }
+        }
+        let stores: String = (0..p)
+            .map(|k| match k {
+                0 => "    store4(i, a0);\n".to_string(),
+                _ => format!("    if (ox + {k}u < OW) {{\n        store4(i + {k}u * C, a{k});\n    }}\n"),
+            })
+            .collect();
+        format!("const PIXELS: u32 = {p}u;\n")
+            + &template
+                .replace("//{{ACCUMULATORS}}\n", &accumulators)
+                .replace("//{{ROW}}\n", &row)
+                .replace("//{{STORES}}\n", &stores)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forms_read_each_column_once() {
+        // 3×3 stride 1 on a 112-pixel row: 16 pixels, 18 columns (not 48 reads)
+        let f = Form::pick(112, 3, 1, 1);
+        assert_eq!(f.pixels, 16);
+        assert_eq!(f.columns(), (0..18).collect::<Vec<_>>());
+        // stride 2: 16 pixels need 33 columns
+        assert_eq!(Form::pick(56, 3, 2, 1).columns().len(), 33);
+        // a 7-pixel row: 4 per thread; a 9-pixel row: 8
+        assert_eq!(Form::pick(7, 3, 1, 1).pixels, 4);
+        assert_eq!(Form::pick(9, 3, 1, 1).pixels, 8);
+        // dilation 4 with stride 1: the columns interleave, 4 pixels × 3 taps = 12 distinct
+        let d = Form {
+            pixels: 4,
+            fw: 3,
+            sw: 1,
+            dw: 4,
+        };
+        assert_eq!(d.columns(), vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+        // a wide window with a wide stride: 8 pixels would read 56 columns, past MAX_COLUMNS
+        assert_eq!(Form::pick(112, 7, 11, 1).pixels, 4);
+        assert_eq!(Form::pick(112, 7, 3, 5).pixels, 8);
+    }
+}
