@@ -8,8 +8,9 @@
 // read is a per-lane gather, so fewer reads is less time. x [N, H, W, C], filter [FH, FW, C, 1],
 // out [N, OH, OW, C].
 // params: [threads, H, W, C, OH, OW, 1, FH, FW, stride_h, stride_w, dil_h, dil_w, pad_top,
-// pad_left]. The host prepends `alias T = f32;`, `const PIXELS: u32`, `fn store(i: u32, v: T)` and
-// `fn store4(i: u32, v: vec4<T>)` (plain writes, or a fused epilogue: `kernels/epilogue.rs`).
+// pad_left]. The host prepends `alias T = f32;`, `const PIXELS: u32`, `fn store(i: u32, v: T)`,
+// `fn store4(i: u32, v: vec4<T>)` and `channels` / `store4c` (plain writes, or a fused epilogue
+// whose per-channel leaves the PIXELS stores read once: `kernels/epilogue.rs`).
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
 @group(0) @binding(2) var<storage, read> x: array<vec4<f32>>;

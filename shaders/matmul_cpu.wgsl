@@ -12,7 +12,8 @@
 // `alias T`, `const TRANS_A: bool`, the block constants, `fn load_a4(a_off, row, k, m, kk) -> vec4<T>`
 // (A's elements `k .. k+4` of `row`), `fn load_b4(b_off, k, col, n, kk) -> vec4<T>` (B's elements
 // `col .. col+4` of row `k`), both zero outside the matrix (see `kernels/matmul.rs`), and
-// `fn store(i: u32, v: T)` / `fn store4` (a plain write, or a fused epilogue: `kernels/fused.rs`),
+// `fn store(i: u32, v: T)` / `fn store4` / `channels` and `store4c` (a plain write, or a fused
+// epilogue: `kernels/epilogue.rs`),
 // and writes the block's place (`PLACE`), the accumulators (`DECLS`), the A loads (`LOADS`), the
 // loop body's four k-steps (`STEPS`) and the stores (`WRITES`).
 // With subgroups of LANES (4 or 8) invocations, the host writes the shared form instead: the lanes of
@@ -47,8 +48,9 @@ fn main(@builtin(workgroup_id) wid0: vec3<u32>, @builtin(local_invocation_index)
 //{{WRITES}}
 }
 
-// Eight columns of row `r` from column `c`: `v0` then `v1`.
-fn write(base: u32, r: u32, c: u32, m: u32, n: u32, v0: vec4<T>, v1: vec4<T>) {
+// Eight columns of row `r` from column `c`: `v0` then `v1`; `q0`, `q1` are the epilogue's
+// per-channel leaves of those columns (`channels(c)`, `channels(c + 4)`), read once for the block's rows.
+fn write(base: u32, r: u32, c: u32, m: u32, n: u32, v0: vec4<T>, v1: vec4<T>, q0: Channels, q1: Channels) {
     if (!FULL_M && r >= m) {
         return;
     }
@@ -56,8 +58,8 @@ fn write(base: u32, r: u32, c: u32, m: u32, n: u32, v0: vec4<T>, v1: vec4<T>) {
     if (FULL_N) {
         // the block's columns are inside the matrix (and `at` a multiple of 4): no test per
         // element, four elements a store
-        store4(at, v0);
-        store4(at + 4u, v1);
+        store4c(at, v0, q0);
+        store4c(at + 4u, v1, q1);
         return;
     }
     for (var j = 0u; j < 4u; j = j + 1u) {

@@ -72,10 +72,11 @@ impl Form {
                 row += &format!("        a{k} = a{k} + t{o} * f{fx};\n");
             }
         }
+        // the pixels' quads are the same channels: an epilogue's per-channel leaves read once
         let stores: String = (0..p)
             .map(|k| match k {
-                0 => "    store4(i, a0);\n".to_string(),
-                _ => format!("    if (ox + {k}u < OW) {{\n        store4(i + {k}u * C, a{k});\n    }}\n"),
+                0 => "    let c = channels(i);\n    store4c(i, a0, c);\n".to_string(),
+                _ => format!("    if (ox + {k}u < OW) {{\n        store4c(i + {k}u * C, a{k}, c);\n    }}\n"),
             })
             .collect();
         format!("const PIXELS: u32 = {p}u;\n")

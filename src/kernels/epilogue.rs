@@ -5,6 +5,14 @@
 //! of the chain is the output's shape, a single element, or a repeated row of a multiple of 4
 //! elements (a bias, a batchNorm statistic per channel), the leaves are bound as vec4 arrays and
 //! `store4` runs the chain on four elements with one load per leaf.
+//!
+//! A producer whose thread stores several quads of the same channels (the CPU matmul's rows of one
+//! column block, the depthwise kernel's adjacent pixels) reads the chain's per-channel leaves — a
+//! repeated row as long as the output's last dimension: a bias, a batchNorm statistic — once:
+//! `let c = channels(i);` then `store4c(j, v, c)` for every `j ≡ i` modulo that dimension. Without
+//! such leaves `channels` reads nothing and `store4c` is `store4`. On CPU adapters every read is a
+//! per-lane gather, and a pointwise convolution with K = 32 read three statistics per stored quad
+//! as often as it read its operands.
 
 use super::fused::{access, bindings, chain, leaf_binding, leaf_strides, Access};
 use super::Operand;
@@ -18,6 +26,13 @@ fn store4(i: u32, v: vec4<T>) {
     out[i + 2u] = bitcast<u32>(v.z);
     out[i + 3u] = bitcast<u32>(v.w);
 }
+";
+
+/// `struct Channels`, `fn channels` and `fn store4c` when the chain reads no per-channel leaf (or
+/// does not line up in fours): `store4c` is `store4`.
+const NO_CHANNELS: &str = "struct Channels { unused: u32 }
+fn channels(i: u32) -> Channels { return Channels(0u); }
+fn store4c(i: u32, v: vec4<T>, c: Channels) { store4(i, v); }
 ";
 
 /// `store4` through four `store` calls (an epilogue whose leaves do not line up in fours).
@@ -62,6 +77,17 @@ impl Epilogue<'_> {
         })
     }
 
+    /// The leaves (numbered as the chain numbers them) that are one row of the output's last
+    /// dimension, repeated: what `fn channels` reads once for many quads (see the module docs).
+    fn channel_leaves(&self, loaded: &[(usize, Access)]) -> Vec<usize> {
+        let last = self.shape.last().copied().unwrap_or(0) as u64;
+        loaded
+            .iter()
+            .filter(|(_, a)| *a == Access::Row(last))
+            .map(|&(k, _)| k)
+            .collect()
+    }
+
     /// The extra leaf bindings, the chain's functions, `fn store` and `fn store4`, for a producer
     /// whose own parameters take `offset` words (the epilogue's follow: rank, output dims, leaf
     /// strides).
@@ -76,7 +102,7 @@ impl Epilogue<'_> {
         let head = format!("const EP: u32 = {offset}u;\n");
         if !self.in_fours(&loaded) {
             return format!(
-                "{head}{}{functions}\nfn store(i: u32, v: T) {{\n    let rank = params[EP];\n    {index}    {body}out[i] = bitcast<u32>({last});\n}}\n{STORE4_BY_ELEMENT}",
+                "{head}{}{functions}\nfn store(i: u32, v: T) {{\n    let rank = params[EP];\n    {index}    {body}out[i] = bitcast<u32>({last});\n}}\n{STORE4_BY_ELEMENT}{NO_CHANNELS}",
                 bindings(&loaded),
             );
         }
@@ -95,15 +121,46 @@ impl Epilogue<'_> {
             };
             four += &format!("    let w{k} = {quad};\n");
         }
-        for (n, c) in ["x", "y", "z", "w"].iter().enumerate() {
-            four += &format!("    {{\n        let v = v4.{c};\n");
-            for &(k, _) in &loaded {
-                four += &format!("        let l{k} = bitcast<T>(w{k}.{c});\n");
+        // the quads run through the chain: `four` reads every leaf, `four_c` takes the per-channel
+        // ones from `c`
+        let channel = self.channel_leaves(&loaded);
+        let mut four_c: String = four
+            .lines()
+            .filter(|l| !channel.iter().any(|k| l.starts_with(&format!("    let w{k} = "))))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        // the four elements through the chain, the per-channel leaves from `c` when `from_c`
+        let quads = |from_c: bool| {
+            let mut q = String::new();
+            for (n, comp) in ["x", "y", "z", "w"].iter().enumerate() {
+                q += &format!("    {{\n        let v = v4.{comp};\n");
+                for &(k, _) in &loaded {
+                    let from = if from_c && channel.contains(&k) { "c." } else { "" };
+                    q += &format!("        let l{k} = bitcast<T>({from}w{k}.{comp});\n");
+                }
+                q += &format!("        {body}out[i + {n}u] = bitcast<u32>({last});\n    }}\n");
             }
-            four += &format!("        {body}out[i + {n}u] = bitcast<u32>({last});\n    }}\n");
-        }
+            q
+        };
+        four += &quads(false);
+        four_c += &quads(true);
+        let channels = if channel.is_empty() {
+            NO_CHANNELS.to_string()
+        } else {
+            let n = self.shape.last().copied().unwrap_or(1);
+            let fields: Vec<String> = channel.iter().map(|k| format!("w{k}: vec4<u32>")).collect();
+            let reads: Vec<String> = channel
+                .iter()
+                .map(|k| format!("in{k}[(i % {n}u) / 4u]"))
+                .collect();
+            format!(
+                "struct Channels {{ {} }}\nfn channels(i: u32) -> Channels {{ return Channels({}); }}\nfn store4c(i: u32, v4: vec4<T>, c: Channels) {{\n{four_c}}}\n",
+                fields.join(", "),
+                reads.join(", ")
+            )
+        };
         format!(
-            "{head}{leaf_bindings}{functions}\nfn store(i: u32, v: T) {{\n{one}    {body}out[i] = bitcast<u32>({last});\n}}\nfn store4(i: u32, v4: vec4<T>) {{\n{four}}}\n"
+            "{head}{leaf_bindings}{functions}\nfn store(i: u32, v: T) {{\n{one}    {body}out[i] = bitcast<u32>({last});\n}}\nfn store4(i: u32, v4: vec4<T>) {{\n{four}}}\n{channels}"
         )
     }
 
@@ -111,11 +168,13 @@ impl Epilogue<'_> {
     pub(crate) fn key(&self, offset: usize) -> String {
         let loaded = self.loaded();
         let how: Vec<Access> = loaded.iter().map(|&(_, a)| a).collect();
-        // the binding types follow `in_fours`, which the accesses alone do not decide
+        // the binding types follow `in_fours`, and `fn channels` the output's last dimension,
+        // which the accesses alone do not decide
         format!(
-            "{offset}:{:?}:{how:?}:{}",
+            "{offset}:{:?}:{how:?}:{}:{:?}",
             self.group.steps,
-            self.in_fours(&loaded)
+            self.in_fours(&loaded),
+            self.channel_leaves(&loaded)
         )
     }
 
@@ -152,7 +211,7 @@ impl ProducerParts<'_> {
     pub(crate) fn prelude(&self) -> String {
         let t = self.t;
         match self.epi {
-            None => format!("alias T = {t};\n{PLAIN_STORE}"),
+            None => format!("alias T = {t};\n{PLAIN_STORE}{NO_CHANNELS}"),
             Some(e) => format!("alias T = {t};\n{}", e.source(t, self.offset)),
         }
     }

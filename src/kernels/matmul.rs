@@ -50,18 +50,13 @@ fn load_b4(b_off: u32, k: u32, col: u32, n: u32, kk: u32) -> vec4<T> {
 }
 ";
 
-/// With an epilogue fused into the store, the CPU form uses the 8×16 block only from this K up.
-/// Measured on two shapes: the compiled MobileNet block's pointwise convolution (K = 32) ran
-/// slower with 8×16 than 4×8 on SwiftShader (0.87× → 0.64× jax-js jit; the block inlines the
-/// chain 32 times per invocation, a large cost beside 32 multiply-adds per output), while the
-/// compiled MLP (K = 784, bias and relu fused) ran 1.6× slower on lavapipe with 4×8.
-const EPILOGUE_MIN_K: usize = 128;
-
 /// The output block of one `matmul_cpu.wgsl` invocation, rows × columns: 8×16 when both operands
-/// are read as vec4s (and K is at least [`EPILOGUE_MIN_K`] under an epilogue), else 4×8
-/// (SwiftShader's compiler crashed the GPU process on a larger body of guarded element-by-element
-/// loads). On SwiftShader the 8×16 block made a 1024² product and the MLP's 64×784·784×256
-/// 1.3–1.5× faster than 4×8 (fewer loads per multiply-add).
+/// are read as vec4s, else 4×8 (SwiftShader's compiler crashed the GPU process on a larger body of
+/// guarded element-by-element loads). On SwiftShader the 8×16 block made a 1024² product and the
+/// MLP's 64×784·784×256 1.3–1.5× faster than 4×8 (fewer loads per multiply-add). Under a fused
+/// epilogue the 8×16 block was once kept for K ≥ 128 only: with a workgroup spanning only the
+/// blocks N needs and the chain's per-channel leaves read once per column quad, it made the
+/// compiled MobileNet block's pointwise convolution (K = 32) faster than 4×8 (the block 0.75×).
 fn cpu_block(vec: bool) -> (usize, usize) {
     if vec {
         (8, 16)
@@ -97,6 +92,10 @@ fn cpu_body((rows, cols): (usize, usize), unrolled: bool, lanes: u32, col_blocks
     let mut decls = String::new();
     let mut loads = String::new();
     let mut writes = String::new();
+    // an epilogue's per-channel leaves, read once per column quad for all the block's rows
+    for v in 0..nv {
+        writes += &format!("    let q{v} = channels(col + {}u);\n", 4 * v);
+    }
     for r in 0..rows {
         for v in 0..nv {
             decls += &format!("    var c{r}_{v} = vec4<T>();\n");
@@ -105,7 +104,7 @@ fn cpu_body((rows, cols): (usize, usize), unrolled: bool, lanes: u32, col_blocks
         for h in 0..nv / 2 {
             let (v0, v1) = (2 * h, 2 * h + 1);
             writes += &format!(
-                "    write(base, row + {r}u, col + {}u, m, n, c{r}_{v0}, c{r}_{v1});\n",
+                "    write(base, row + {r}u, col + {}u, m, n, c{r}_{v0}, c{r}_{v1}, q{v0}, q{v1});\n",
                 8 * h
             );
         }
@@ -241,7 +240,7 @@ pub(crate) fn matmul_with(
     // (rows and columns in whole blocks, k in fours)
     let cpu_form = ctx.cpu_adapter.then(|| {
         let vec = (!ta && k.is_multiple_of(4), !tb && n.is_multiple_of(4));
-        let wide = vec.0 && vec.1 && (epi.is_none() || k >= EPILOGUE_MIN_K);
+        let wide = vec.0 && vec.1;
         let block = cpu_block(wide);
         let full = (
             m.is_multiple_of(block.0),

@@ -466,9 +466,9 @@ async fn epilogues_fuse_and_match(s: &Session, rng: &mut Rng) {
     let f64s = |h: &Host<f32>| h.data.iter().map(|&v| v as f64).collect::<Vec<_>>();
     let close = Tol::Close { rel: 1e-5, abs: 1e-5 };
     // matmul (both the small and the tiled kernel) + a broadcast bias + relu; on CPU adapters the
-    // last is the 8×16-block form under an epilogue (K ≥ 128, N a multiple of 4 but not of 8 or
-    // 16, rows not in fours), the others the 4×8 form: the last two differ only in K, so a
-    // pipeline cached for one and used for the other would leave outputs unwritten
+    // last two are the 8×16-block form under an epilogue (N a multiple of 4 but not of 8 or 16,
+    // rows not in fours; the bias read once per column quad through `channels`), the others the
+    // 4×8 form
     for (m, k, n) in [
         (4usize, 8usize, 6usize),
         (96, 40, 130),

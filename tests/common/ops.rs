@@ -999,7 +999,7 @@ async fn matmul_cases(s: &Session, rng: &mut Rng) {
     // GPU forms: the first eight use the small kernel; the last three have at least 16 64×64 output
     // tiles and use the large one, with edges that are not multiples of 64 or 4. CPU form (every
     // case): 4×8 blocks, N a multiple of 4 or not (vec4 or scalar loads of B), batches broadcast;
-    // 8×16 blocks where K and N are multiples of 4 (with an epilogue: and K ≥ 128) (16×16, 256×64·64×256 and the last four, whose
+    // 8×16 blocks where K and N are multiples of 4 (16×16, 256×64·64×256 and the last four, whose
     // rows are not in eights and columns in eights but not sixteens: a block half outside). A
     // workgroup spans 1, 2, 4 or 8 blocks across (the fewest that cover N): 8×16 blocks two across
     // (N = 32, rows in neither eights nor a workgroup's 256) and four across with the last outside
