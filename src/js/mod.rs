@@ -4,6 +4,7 @@
 mod args;
 mod executable;
 mod program;
+mod program_ops;
 mod records;
 mod registry;
 mod session;
