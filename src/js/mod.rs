@@ -9,6 +9,7 @@ mod records;
 mod registry;
 mod session;
 mod session_options;
+mod session_tensors;
 mod telemetry;
 mod tensor;
 mod train;

@@ -3,8 +3,8 @@
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::args::{self, describe};
-use super::session_options::{parse_options, RandomArg};
+use super::args;
+use super::session_options::parse_options;
 use super::{to_js, to_value, JsExecutable, JsProgram, JsResult, JsTensor};
 use crate::error::{invalid_arg, Error};
 use crate::session::Session;
@@ -80,29 +80,6 @@ impl Drop for JsSession {
 }
 
 impl JsSession {
-    fn join(&self, what: &str, tensors: &JsValue, axis: &JsValue, stack: bool) -> JsResult<JsTensor> {
-        let s = self.open()?;
-        if !js_sys::Array::is_array(tensors) {
-            return Err(to_js(invalid_arg!(
-                "{what}: tensors must be an array of Tensors, got {}",
-                describe(tensors)
-            )));
-        }
-        let list = js_sys::Array::from(tensors)
-            .iter()
-            .enumerate()
-            .map(|(i, t)| args::tensor(&format!("{what}: tensors[{i}]"), &t))
-            .collect::<JsResult<Vec<_>>>()?;
-        let axis = args::int_or(&format!("{what}: axis"), axis, 0)?;
-        let refs: Vec<&crate::Tensor> = list.iter().map(|t| t.as_ref()).collect();
-        let r = if stack {
-            s.stack(&refs, axis)
-        } else {
-            s.concat(&refs, axis)
-        };
-        r.map(JsTensor::new).map_err(to_js)
-    }
-
     pub(crate) fn placeholder() -> JsSession {
         JsSession { inner: None }
     }
@@ -113,7 +90,7 @@ impl JsSession {
             .ok_or_else(|| to_js(Error::Disposed("session placeholder".into())))
     }
 
-    fn open(&self) -> JsResult<&Session> {
+    pub(super) fn open(&self) -> JsResult<&Session> {
         let s = self.get()?;
         if s.is_disposed() {
             return Err(to_js(Error::SessionDisposed(format!("'{}'", s.label()))));
@@ -138,147 +115,6 @@ impl JsSession {
             l.push(std::rc::Rc::downgrade(&session));
         });
         Ok(JsSession { inner: Some(session) })
-    }
-
-    /// A tensor from a TypedArray (any kind, BigInt arrays included), a number[], nested arrays or a
-    /// plain number; dtype defaults to `'float32'`. Without `shape`, nested arrays give their own
-    /// shape (ragged nesting is `INVALID_ARGUMENT`), a TypedArray or flat array is 1-D and a number is
-    /// a scalar. The shape, the data's length and the room in the pool are checked before any of the
-    /// data is copied.
-    pub fn tensor(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "TensorData | NestedData | number")] data: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "Shape")] shape: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: JsValue,
-    ) -> JsResult<JsTensor> {
-        let s = self.open()?;
-        let dtype = args::dtype_or_f32("tensor: dtype", &dtype)?;
-        let given = if shape.is_undefined() || shape.is_null() {
-            None
-        } else {
-            Some(args::shape("tensor: shape", &shape)?)
-        };
-        if data.as_f64().is_some() || data.as_bool().is_some() || args::is_nested(&data) {
-            let (inferred, values) = args::nested("tensor: data", &data)?;
-            let shape = given.unwrap_or(inferred);
-            // tensor_from_f64 checks the length against the shape and admits it
-            return s
-                .tensor_from_f64(&values, &shape, dtype)
-                .map(JsTensor::new)
-                .map_err(to_js);
-        }
-        let data = args::Data::of("tensor: data", &data, dtype)?;
-        let shape = given.unwrap_or_else(|| vec![data.len() as usize]);
-        let n = s.admit_shape(&shape).map_err(to_js)?;
-        if data.len() != n {
-            return Err(to_js(Error::ShapeMismatch(format!(
-                "tensor: data has {} elements but shape {shape:?} needs {n}",
-                data.len()
-            ))));
-        }
-        let result = match data.words() {
-            Some(words) => s.tensor_from_bits(&words, &shape, dtype),
-            None => s.tensor_from_f64(&data.values("tensor: data")?, &shape, dtype),
-        };
-        result.map(JsTensor::new).map_err(to_js)
-    }
-
-    /// A scalar (shape `[]`).
-    pub fn scalar(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "number | boolean")] value: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: JsValue,
-    ) -> JsResult<JsTensor> {
-        let s = self.open()?;
-        let v = args::value("scalar: value", &value)?;
-        let dtype = args::dtype_or_f32("scalar: dtype", &dtype)?;
-        s.scalar(v, dtype).map(JsTensor::new).map_err(to_js)
-    }
-
-    /// `[start, start + step, …)` below `stop` (TF.js `range`).
-    pub fn range(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "number")] start: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] stop: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] step: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: JsValue,
-    ) -> JsResult<JsTensor> {
-        let s = self.open()?;
-        let (a, b) = (
-            args::number("range: start", &start)?,
-            args::number("range: stop", &stop)?,
-        );
-        let step = args::number_or("range: step", &step, 1.0)?;
-        let dtype = args::dtype_or_f32("range: dtype", &dtype)?;
-        s.range(a, b, step, dtype).map(JsTensor::new).map_err(to_js)
-    }
-
-    /// The tensors joined along `axis` (default 0).
-    pub fn concat(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "Tensor[]")] tensors: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
-    ) -> JsResult<JsTensor> {
-        self.join("concat", &tensors, &axis, false)
-    }
-
-    /// The tensors stacked along a new `axis` (default 0).
-    pub fn stack(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "Tensor[]")] tensors: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
-    ) -> JsResult<JsTensor> {
-        self.join("stack", &tensors, &axis, true)
-    }
-
-    /// The `n × n` identity matrix.
-    pub fn eye(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "number")] n: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: JsValue,
-    ) -> JsResult<JsTensor> {
-        let s = self.open()?;
-        let n = args::shape("eye: n", &js_sys::Array::of1(&n))?[0];
-        let dtype = args::dtype_or_f32("eye: dtype", &dtype)?;
-        s.eye(n, dtype).map(JsTensor::new).map_err(to_js)
-    }
-
-    /// A tensor of zeros.
-    pub fn zeros(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: JsValue,
-    ) -> JsResult<JsTensor> {
-        let s = self.open()?;
-        let shape = args::shape("zeros: shape", &shape)?;
-        let dtype = args::dtype_or_f32("zeros: dtype", &dtype)?;
-        s.zeros(&shape, dtype).map(JsTensor::new).map_err(to_js)
-    }
-
-    /// A tensor of ones.
-    pub fn ones(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: JsValue,
-    ) -> JsResult<JsTensor> {
-        let s = self.open()?;
-        let shape = args::shape("ones: shape", &shape)?;
-        let dtype = args::dtype_or_f32("ones: dtype", &dtype)?;
-        s.ones(&shape, dtype).map(JsTensor::new).map_err(to_js)
-    }
-
-    /// A tensor with every element `value`.
-    pub fn fill(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number | boolean")] value: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "DType")] dtype: JsValue,
-    ) -> JsResult<JsTensor> {
-        let s = self.open()?;
-        let shape = args::shape("fill: shape", &shape)?;
-        let v = args::value("fill: value", &value)?;
-        let dtype = args::dtype_or_f32("fill: dtype", &dtype)?;
-        s.fill(&shape, v, dtype).map(JsTensor::new).map_err(to_js)
     }
 
     /// `{numTensors, numBytes, numDataBuffers, peakBytes, unreliable, reasons}` for this session.
@@ -404,50 +240,6 @@ impl JsSession {
         let out = to_value(&info)?;
         js_sys::Reflect::set(&out, &"result".into(), &result)?;
         Ok(out)
-    }
-
-    /// Normally distributed float32 values: `{mean = 0, stddev = 1, seed}` (seed default: random).
-    #[wasm_bindgen(js_name = randomNormal)]
-    pub fn random_normal(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "RandomNormalOptions")] options: JsValue,
-    ) -> JsResult<JsTensor> {
-        let s = self.open()?;
-        let o = RandomArg::parse(&options, &["mean", "stddev", "seed"])?;
-        let (mean, stddev) = (o.get("mean", 0.0)?, o.get("stddev", 1.0)?);
-        if stddev.is_nan() || stddev < 0.0 {
-            return Err(to_js(invalid_arg!(
-                "randomNormal: stddev must be ≥ 0, got {stddev}"
-            )));
-        }
-        s.random_normal(
-            &args::shape("randomNormal: shape", &shape)?,
-            mean,
-            stddev,
-            o.seed()?,
-        )
-        .map(JsTensor::new)
-        .map_err(to_js)
-    }
-
-    /// Uniform float32 values in `[min, max)`: `{min = 0, max = 1, seed}`.
-    #[wasm_bindgen(js_name = randomUniform)]
-    pub fn random_uniform(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "Shape")] shape: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "RandomUniformOptions")] options: JsValue,
-    ) -> JsResult<JsTensor> {
-        let s = self.open()?;
-        let o = RandomArg::parse(&options, &["min", "max", "seed"])?;
-        s.random_uniform(
-            &args::shape("randomUniform: shape", &shape)?,
-            o.get("min", 0.0)?,
-            o.get("max", 1.0)?,
-            o.seed()?,
-        )
-        .map(JsTensor::new)
-        .map_err(to_js)
     }
 
     /// Destroys the device, as a device loss would (for testing): new work throws `DEVICE_LOST`;
