@@ -12,6 +12,7 @@ mod session_options;
 mod session_tensors;
 mod telemetry;
 mod tensor;
+mod tensor_ops;
 mod train;
 mod types;
 
