@@ -155,7 +155,7 @@ pub(crate) fn depthwise_with(
     if m == 1 && c.is_multiple_of(4) {
         let [oh, ow, _] = hwc(&out);
         let images = out.len() / (oh * ow * c) as u64;
-        let form = Form::pick(ow, f.shape[1], s.1, d.1);
+        let form = Form::pick(ow, f.shape[1], s.1, d.1, ctx.cpu_adapter);
         let threads = images * (oh * ow.div_ceil(form.pixels) * c / 4) as u64;
         params.insert(0, threads as u32);
         let kernel = ("depthwise4", form.key(), || form.source(DEPTHWISE4));

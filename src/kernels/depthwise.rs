@@ -23,12 +23,16 @@ pub(super) struct Form {
 
 impl Form {
     /// The form for an output row of `ow` pixels and a window `fw` wide with horizontal stride `sw`
-    /// and dilation `dw`: the most pixels per thread (16, 8 or 4) not above `ow` (so a short row
-    /// computes few pixels past its end) whose filter row reads at most [`MAX_COLUMNS`] columns.
-    pub(super) fn pick(ow: usize, fw: usize, sw: usize, dw: usize) -> Form {
+    /// and dilation `dw`: on a CPU adapter (`cpu`), the most pixels per thread (16, 8 or 4) not
+    /// above `ow` (so a short row computes few pixels past its end) whose filter row reads at most
+    /// [`MAX_COLUMNS`] columns; on a GPU 4, as before this form was written out (a GPU's caches make
+    /// a repeated read cheap, and four times fewer threads would leave more of it idle; not
+    /// measured on one).
+    pub(super) fn pick(ow: usize, fw: usize, sw: usize, dw: usize, cpu: bool) -> Form {
         PIXELS
             .iter()
             .map(|&pixels| Form { pixels, fw, sw, dw })
+            .filter(|f| cpu || f.pixels == 4)
             .find(|f| f.pixels <= ow && f.columns().len() <= MAX_COLUMNS)
             .unwrap_or(Form {
                 pixels: 4,
@@ -94,14 +98,14 @@ mod tests {
     #[test]
     fn forms_read_each_column_once() {
         // 3×3 stride 1 on a 112-pixel row: 16 pixels, 18 columns (not 48 reads)
-        let f = Form::pick(112, 3, 1, 1);
+        let f = Form::pick(112, 3, 1, 1, true);
         assert_eq!(f.pixels, 16);
         assert_eq!(f.columns(), (0..18).collect::<Vec<_>>());
         // stride 2: 16 pixels need 33 columns
-        assert_eq!(Form::pick(56, 3, 2, 1).columns().len(), 33);
+        assert_eq!(Form::pick(56, 3, 2, 1, true).columns().len(), 33);
         // a 7-pixel row: 4 per thread; a 9-pixel row: 8
-        assert_eq!(Form::pick(7, 3, 1, 1).pixels, 4);
-        assert_eq!(Form::pick(9, 3, 1, 1).pixels, 8);
+        assert_eq!(Form::pick(7, 3, 1, 1, true).pixels, 4);
+        assert_eq!(Form::pick(9, 3, 1, 1, true).pixels, 8);
         // dilation 4 with stride 1: the columns interleave, 4 pixels × 3 taps = 12 distinct
         let d = Form {
             pixels: 4,
@@ -111,7 +115,10 @@ mod tests {
         };
         assert_eq!(d.columns(), vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
         // a wide window with a wide stride: 8 pixels would read 56 columns, past MAX_COLUMNS
-        assert_eq!(Form::pick(112, 7, 11, 1).pixels, 4);
-        assert_eq!(Form::pick(112, 7, 3, 5).pixels, 8);
+        assert_eq!(Form::pick(112, 7, 11, 1, true).pixels, 4);
+        assert_eq!(Form::pick(112, 7, 3, 5, true).pixels, 8);
+        // a GPU: 4 pixels a thread, each column still read once
+        let g = Form::pick(112, 3, 1, 1, false);
+        assert_eq!((g.pixels, g.columns().len()), (4, 6));
     }
 }
