@@ -6,9 +6,11 @@
 /// and each filter tap, at the cost of accumulators and of pixels computed past a row's end.
 const PIXELS: [usize; 3] = [16, 8, 4];
 
-/// At most this many input columns read per filter row (a wide, dilated window with many pixels
-/// would read many columns for few multiply-adds each); four pixels are always allowed.
-const MAX_COLUMNS: usize = 48;
+/// At most this many vec4 values live in a filter row's body: the input columns it reads plus
+/// the pixels' accumulators; four pixels are always allowed. 16 pixels of a 3×3 stride-1 window
+/// (18 columns + 16) fit; 16 of a stride-2 window (33 + 16) lost the device on SwiftShader — its
+/// GPU process died on that kernel in the `convnet-frames` example — so such a window takes 8.
+const MAX_LIVE: usize = 34;
 
 /// One specialisation of `depthwise4.wgsl`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -24,8 +26,8 @@ pub(super) struct Form {
 impl Form {
     /// The form for an output row of `ow` pixels and a window `fw` wide with horizontal stride `sw`
     /// and dilation `dw`: on a CPU adapter (`cpu`), the most pixels per thread (16, 8 or 4) not
-    /// above `ow` (so a short row computes few pixels past its end) whose filter row reads at most
-    /// [`MAX_COLUMNS`] columns; on a GPU 4, as before this form was written out (a GPU's caches make
+    /// above `ow` (so a short row computes few pixels past its end) whose filter row keeps at most
+    /// [`MAX_LIVE`] values live; on a GPU 4, as before this form was written out (a GPU's caches make
     /// a repeated read cheap, and four times fewer threads would leave more of it idle; not
     /// measured on one).
     pub(super) fn pick(ow: usize, fw: usize, sw: usize, dw: usize, cpu: bool) -> Form {
@@ -33,7 +35,7 @@ impl Form {
             .iter()
             .map(|&pixels| Form { pixels, fw, sw, dw })
             .filter(|f| cpu || f.pixels == 4)
-            .find(|f| f.pixels <= ow && f.columns().len() <= MAX_COLUMNS)
+            .find(|f| f.pixels <= ow && f.columns().len() + f.pixels <= MAX_LIVE)
             .unwrap_or(Form {
                 pixels: 4,
                 fw,
@@ -101,8 +103,9 @@ mod tests {
         let f = Form::pick(112, 3, 1, 1, true);
         assert_eq!(f.pixels, 16);
         assert_eq!(f.columns(), (0..18).collect::<Vec<_>>());
-        // stride 2: 16 pixels need 33 columns
-        assert_eq!(Form::pick(56, 3, 2, 1, true).columns().len(), 33);
+        // stride 2: 16 pixels would need 33 columns; 8 need 17
+        let s2 = Form::pick(56, 3, 2, 1, true);
+        assert_eq!((s2.pixels, s2.columns().len()), (8, 17));
         // a 7-pixel row: 4 per thread; a 9-pixel row: 8
         assert_eq!(Form::pick(7, 3, 1, 1, true).pixels, 4);
         assert_eq!(Form::pick(9, 3, 1, 1, true).pixels, 8);
@@ -114,9 +117,11 @@ mod tests {
             dw: 4,
         };
         assert_eq!(d.columns(), vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
-        // a wide window with a wide stride: 8 pixels would read 56 columns, past MAX_COLUMNS
+        // wide windows: 8 pixels would keep 56 + 8 and 44 + 8 values live
         assert_eq!(Form::pick(112, 7, 11, 1, true).pixels, 4);
-        assert_eq!(Form::pick(112, 7, 3, 5, true).pixels, 8);
+        assert_eq!(Form::pick(112, 7, 3, 5, true).pixels, 4);
+        // 5×5 stride 1: 16 pixels would keep 20 + 16; 8 keep 12 + 8
+        assert_eq!(Form::pick(112, 5, 1, 1, true).pixels, 8);
         // a GPU: 4 pixels a thread, each column still read once
         let g = Form::pick(112, 3, 1, 1, false);
         assert_eq!((g.pixels, g.columns().len()), (4, 6));
