@@ -106,7 +106,11 @@ impl Epilogue<'_> {
                 bindings(&loaded),
             );
         }
-        let (mut leaf_bindings, mut one, mut four) = (String::new(), String::new(), String::new());
+        // the quads run through the chain: `four` reads every leaf, `four_c` takes the per-channel
+        // ones from `c`
+        let channel = self.channel_leaves(&loaded);
+        let (mut leaf_bindings, mut one) = (String::new(), String::new());
+        let (mut four, mut four_c) = (String::new(), String::new());
         for &(k, a) in &loaded {
             leaf_bindings += &leaf_binding(k, a, "vec4<u32>");
             let (word, quad) = match a {
@@ -119,16 +123,12 @@ impl Epilogue<'_> {
             } else {
                 format!("    let j{k} = {word};\n    let l{k} = bitcast<T>(in{k}[j{k} / 4u][j{k} % 4u]);\n")
             };
-            four += &format!("    let w{k} = {quad};\n");
+            let read = format!("    let w{k} = {quad};\n");
+            if !channel.contains(&k) {
+                four_c += &read;
+            }
+            four += &read;
         }
-        // the quads run through the chain: `four` reads every leaf, `four_c` takes the per-channel
-        // ones from `c`
-        let channel = self.channel_leaves(&loaded);
-        let mut four_c: String = four
-            .lines()
-            .filter(|l| !channel.iter().any(|k| l.starts_with(&format!("    let w{k} = "))))
-            .map(|l| format!("{l}\n"))
-            .collect();
         // the four elements through the chain, the per-channel leaves from `c` when `from_c`
         let quads = |from_c: bool| {
             let mut q = String::new();

@@ -84,17 +84,29 @@ fn cpu_col_blocks(n: usize, block_cols: usize) -> usize {
 /// `matmul_cpu.wgsl` for an R×C block, `col_blocks` of them across a workgroup (see
 /// [`cpu_col_blocks`]): its place, accumulators, A loads, four k-steps (unrolled when both operands
 /// are read as vec4s, else a loop) and stores; with `lanes` (4 or 8, the 8×16 vec4 form only) the
-/// shared form, whose subgroup lanes share their B loads.
-fn cpu_body((rows, cols): (usize, usize), unrolled: bool, lanes: u32, col_blocks: usize) -> String {
+/// shared form, whose subgroup lanes share their B loads. `full_n`: the block's columns are inside
+/// the matrix (`FULL_N`), the only case whose stores take the epilogue's per-channel leaves.
+fn cpu_body(
+    (rows, cols): (usize, usize),
+    unrolled: bool,
+    lanes: u32,
+    col_blocks: usize,
+    full_n: bool,
+) -> String {
     let nv = cols / 4;
     debug_assert!(lanes == 0 || (unrolled && nv == 4 && SHARED_LANES.contains(&lanes)));
     let lanes = lanes as usize;
     let mut decls = String::new();
     let mut loads = String::new();
     let mut writes = String::new();
-    // an epilogue's per-channel leaves, read once per column quad for all the block's rows
+    // an epilogue's per-channel leaves, read once per column quad for all the block's rows (a
+    // partial block stores element by element and reads none)
     for v in 0..nv {
-        writes += &format!("    let q{v} = channels(col + {}u);\n", 4 * v);
+        writes += &if full_n {
+            format!("    let q{v} = channels(col + {}u);\n", 4 * v)
+        } else {
+            format!("    let q{v} = Channels();\n")
+        };
     }
     for r in 0..rows {
         for v in 0..nv {
@@ -275,7 +287,7 @@ pub(crate) fn matmul_with(
                 full.0,
                 full.1,
                 full.2,
-                cpu_body(block, vec_a && vec_b, lanes, cb)
+                cpu_body(block, vec_a && vec_b, lanes, cb, full.1)
             )
         }
         None if large => MATMUL.to_string(),
