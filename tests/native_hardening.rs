@@ -96,3 +96,44 @@ fn threads_share_one_session() {
     );
     assert_eq!(end.download_bytes - base.download_bytes, n * (64 + 64));
 }
+
+/// A label names one session's records: another session cannot take it while the first is open
+/// or still holds storage (the refused creation moves no record); once the first is disposed and
+/// holds nothing, the label is free again though its handle lives on, and only the new session's
+/// records carry it.
+#[test]
+fn session_labels_free_once_their_session_holds_nothing() {
+    let label = "label-reuse";
+    let opts = || SessionOptions {
+        label: Some(label.into()),
+        ..Default::default()
+    };
+    let labels = format!("{{\"session\": \"{label}\"}}");
+    let refused = |what: &str| {
+        let e = ledger::fails_unchanged("INVALID_ARGUMENT", what, || Session::new(opts()));
+        assert!(e.to_string().contains(label), "{what}: {e}");
+    };
+    let a = Session::new(opts()).unwrap();
+    let t = a.zeros(&[256], DType::Float32).unwrap();
+    refused("a second session under an open session's label");
+    a.dispose();
+    // disposed, its tensor still alive: its records still report the tensor
+    assert_eq!(ledger::ledger().get("live_bytes", &labels), 1024.0);
+    refused("a disposed session's label while its tensor lives");
+    t.dispose();
+    let b = Session::new(opts()).expect("a disposed session holding nothing gives its label up");
+    let _u = b.zeros(&[16], DType::Float32).unwrap();
+    let named: Vec<f64> = ledger::ledger()
+        .0
+        .into_iter()
+        .filter(|(_, n, l, _)| n == "live_bytes" && *l == labels)
+        .map(|r| r.3)
+        .collect();
+    assert_eq!(
+        named,
+        vec![64.0],
+        "one live_bytes record under the label: the new session's"
+    );
+    refused("the label again, now the new session's");
+    drop(a); // the first handle outlived the reuse
+}

@@ -150,12 +150,15 @@ pub(crate) fn depthwise_with(
     params[5] = m as u32;
     let [_, _, c] = hwc(&x);
     // multiplier 1 with channels in fours (MobileNet's blocks): four channels of 4 to 16 adjacent
-    // pixels a thread, vec4 reads, each input column of a filter row read once (`depthwise.rs`)
+    // pixels a thread, vec4 reads, each input column of a filter row read once (`depthwise.rs`),
+    // unless the window is too wide for that form on this adapter
     let inputs = [(x.buffer, x.len()), (f.buffer, f.len())];
-    if m == 1 && c.is_multiple_of(4) {
-        let [oh, ow, _] = hwc(&out);
+    let [oh, ow, _] = hwc(&out);
+    let form = (m == 1 && c.is_multiple_of(4))
+        .then(|| Form::pick(ow, f.shape[1], s.1, d.1, ctx.cpu_adapter))
+        .flatten();
+    if let Some(form) = form {
         let images = out.len() / (oh * ow * c) as u64;
-        let form = Form::pick(ow, f.shape[1], s.1, d.1, ctx.cpu_adapter);
         let threads = images * (oh * ow.div_ceil(form.pixels) * c / 4) as u64;
         params.insert(0, threads as u32);
         let kernel = ("depthwise4", form.key(), || form.source(DEPTHWISE4));

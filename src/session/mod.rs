@@ -104,7 +104,9 @@ impl Session {
         let pool = Pool::new(DeviceStorage::new(&gpu), config, ledger.clone());
         let kernels = KernelCache::new(ledger.clone());
         let forgotten = Arc::new(ForgottenStore::default());
-        crate::telemetry::register_session(&ledger, &owners, &info, &forgotten, gpu.lost_flag());
+        let disposed = Arc::new(AtomicBool::new(false));
+        let flags = (gpu.lost_flag(), disposed.clone());
+        crate::telemetry::register_session(&ledger, &owners, &info, &forgotten, flags);
         Ok(Session {
             shared: Shared::new_cyclic(|me| SessionShared {
                 id,
@@ -113,7 +115,7 @@ impl Session {
                 ledger,
                 kernels,
                 pool: Mutex::new(pool),
-                disposed: AtomicBool::new(false),
+                disposed,
                 drained_after_loss: AtomicBool::new(false),
                 submission: Mutex::new(()),
                 #[cfg(target_arch = "wasm32")]

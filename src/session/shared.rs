@@ -28,7 +28,7 @@ pub(crate) struct SessionShared {
     pub(crate) ledger: Arc<Ledger>,
     pub(crate) kernels: KernelCache,
     pub(super) pool: Mutex<Pool<DeviceStorage>>,
-    pub(super) disposed: AtomicBool,
+    pub(super) disposed: Arc<AtomicBool>,
     pub(super) drained_after_loss: AtomicBool,
     /// Held from a command's first buffer acquisition to its queue submission. A program run gives
     /// intermediates back to the pool before it submits (so later nodes reuse them); without this,

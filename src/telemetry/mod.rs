@@ -5,21 +5,26 @@
 pub mod diagnose;
 pub(crate) mod frame;
 pub mod owners;
+mod registry;
 pub mod report;
 mod series;
 mod watch;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::atomic::Ordering;
 
-use crate::accounting::{Ledger, LedgerSnapshot, PROCESS};
-use owners::{OwnerGroup, OwnerTable};
+use crate::accounting::{LedgerSnapshot, PROCESS};
+use owners::OwnerGroup;
 
 pub use diagnose::{diagnose, diagnose_samples, Diagnosis, Evidence, Finding, Series, Snapshots, Verdict};
 pub use owners::{current_iteration, next_iteration};
 pub use report::report;
 pub use watch::{watch, WatchOptions};
+
+pub use registry::SessionInfo;
+pub(crate) use registry::{check_label_free, register_session};
+use registry::{owner_tables, registry};
 
 /// What a record measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -66,68 +71,6 @@ pub struct MetricRecord {
     pub labels: Option<BTreeMap<String, String>>,
 }
 
-struct Registered {
-    label: String,
-    ledger: Weak<Ledger>,
-    owners: Weak<OwnerTable>,
-    info: Weak<SessionInfo>,
-    forgotten: Weak<crate::forgotten::ForgottenStore>,
-    lost: Arc<std::sync::atomic::AtomicBool>,
-}
-
-/// What reports say about a session (adapter, settings).
-#[derive(Debug, Clone, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionInfo {
-    /// The session's label.
-    pub label: String,
-    /// Its adapter.
-    pub adapter: crate::AdapterIdentity,
-    /// Its pool configuration.
-    pub pool: crate::PoolConfig,
-    /// Whether tensors record their creating stack.
-    pub capture_stacks: bool,
-    /// Whether collected handles release their storage.
-    pub release_on_collect: bool,
-}
-
-static SESSIONS: Mutex<Vec<Registered>> = Mutex::new(Vec::new());
-
-/// `INVALID_ARGUMENT` if a live session (one whose ledger still exists: not yet dropped, or with
-/// storage still alive) already has this label: labels name per-session records and `watch`'s
-/// `session` filter, so they are unique.
-pub(crate) fn check_label_free(label: &str) -> crate::Result<()> {
-    let taken = registry()
-        .iter()
-        .any(|r| r.label == label && r.ledger.strong_count() > 0);
-    if taken {
-        return Err(crate::Error::InvalidArgument(format!(
-            "a live session is already labelled '{label}': session labels are unique"
-        )));
-    }
-    Ok(())
-}
-
-/// Registers a session so its figures appear as labelled records while it lives.
-pub(crate) fn register_session(
-    ledger: &Arc<Ledger>,
-    owners: &Arc<OwnerTable>,
-    info: &Arc<SessionInfo>,
-    forgotten: &Arc<crate::forgotten::ForgottenStore>,
-    lost: Arc<std::sync::atomic::AtomicBool>,
-) {
-    let mut s = registry();
-    s.retain(|r| r.ledger.strong_count() > 0);
-    s.push(Registered {
-        label: info.label.clone(),
-        ledger: Arc::downgrade(ledger),
-        owners: Arc::downgrade(owners),
-        info: Arc::downgrade(info),
-        forgotten: Arc::downgrade(forgotten),
-        lost,
-    });
-}
-
 /// `telemetry.startTrace()`: starts recording a Chrome Trace Event trace (see [`crate::trace`]).
 pub fn start_trace() {
     crate::trace::start();
@@ -149,20 +92,11 @@ pub fn release_forgotten() -> (u64, u64) {
     })
 }
 
-fn registry() -> std::sync::MutexGuard<'static, Vec<Registered>> {
-    SESSIONS.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The owner tables of the live sessions.
-fn owner_tables() -> Vec<Arc<OwnerTable>> {
-    registry().iter().filter_map(|r| r.owners.upgrade()).collect()
-}
-
 /// Live sessions whose device has been lost.
 pub fn devices_lost() -> u64 {
     let s = registry();
     s.iter()
-        .filter(|r| r.ledger.strong_count() > 0 && r.lost.load(std::sync::atomic::Ordering::SeqCst))
+        .filter(|r| r.ledger.strong_count() > 0 && r.lost.load(Ordering::SeqCst))
         .count() as u64
 }
 

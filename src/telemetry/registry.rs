@@ -1,0 +1,95 @@
+//! The registry of sessions telemetry reports on: each session's ledger, owner table, report
+//! information and flags, held weakly, and the rule that keeps labels unique.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use super::owners::OwnerTable;
+use crate::accounting::Ledger;
+
+/// One session, weakly.
+pub(super) struct Registered {
+    pub(super) label: String,
+    pub(super) ledger: Weak<Ledger>,
+    pub(super) owners: Weak<OwnerTable>,
+    pub(super) info: Weak<SessionInfo>,
+    pub(super) forgotten: Weak<crate::forgotten::ForgottenStore>,
+    pub(super) lost: Arc<AtomicBool>,
+    disposed: Arc<AtomicBool>,
+}
+
+impl Registered {
+    /// Whether the session still names records: open, or disposed with storage (tensors or states
+    /// that outlive it) or buffers still held.
+    fn holds_label(&self) -> bool {
+        self.ledger.upgrade().is_some_and(|l| {
+            !self.disposed.load(Ordering::SeqCst)
+                || [&l.live_bytes, &l.pool_bytes, &l.staging_bytes]
+                    .iter()
+                    .any(|b| b.load(Ordering::SeqCst) > 0)
+        })
+    }
+}
+
+/// What reports say about a session (adapter, settings).
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    /// The session's label.
+    pub label: String,
+    /// Its adapter.
+    pub adapter: crate::AdapterIdentity,
+    /// Its pool configuration.
+    pub pool: crate::PoolConfig,
+    /// Whether tensors record their creating stack.
+    pub capture_stacks: bool,
+    /// Whether collected handles release their storage.
+    pub release_on_collect: bool,
+}
+
+static SESSIONS: Mutex<Vec<Registered>> = Mutex::new(Vec::new());
+
+/// `INVALID_ARGUMENT` if a session that still names records (open, or disposed with storage or
+/// buffers still held) already has this label: labels name per-session records and `watch`'s
+/// `session` filter, so they are unique. A disposed session that holds nothing gives its label up
+/// (its handle may live on), and its records go when another session takes the label.
+pub(crate) fn check_label_free(label: &str) -> crate::Result<()> {
+    let taken = registry().iter().any(|r| r.label == label && r.holds_label());
+    if taken {
+        return Err(crate::Error::InvalidArgument(format!(
+            "a live session is already labelled '{label}': session labels are unique"
+        )));
+    }
+    Ok(())
+}
+
+/// Registers a session so its figures appear as labelled records while it lives.
+pub(crate) fn register_session(
+    ledger: &Arc<Ledger>,
+    owners: &Arc<OwnerTable>,
+    info: &Arc<SessionInfo>,
+    forgotten: &Arc<crate::forgotten::ForgottenStore>,
+    (lost, disposed): (Arc<AtomicBool>, Arc<AtomicBool>),
+) {
+    let mut s = registry();
+    s.retain(|r| r.ledger.strong_count() > 0 && (r.label != info.label || r.holds_label()));
+    s.push(Registered {
+        label: info.label.clone(),
+        ledger: Arc::downgrade(ledger),
+        owners: Arc::downgrade(owners),
+        info: Arc::downgrade(info),
+        forgotten: Arc::downgrade(forgotten),
+        lost,
+        disposed,
+    });
+}
+
+/// The registered sessions (a poisoned lock is taken over: its list is still whole).
+pub(super) fn registry() -> std::sync::MutexGuard<'static, Vec<Registered>> {
+    SESSIONS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The owner tables of the live sessions.
+pub(super) fn owner_tables() -> Vec<Arc<OwnerTable>> {
+    registry().iter().filter_map(|r| r.owners.upgrade()).collect()
+}
