@@ -120,6 +120,11 @@ fn batch_norm_and_clip_fuse() {
 }
 
 #[test]
+fn long_index_runs_match() {
+    block_on(common::composite::long_index_runs_match(&session(None)));
+}
+
+#[test]
 fn layer_norm_reads_its_chain_through_the_reduction() {
     block_on(common::composite::layer_norm_reads_its_chain_through_the_reduction(&session(None)));
 }

@@ -313,6 +313,11 @@ async fn batch_norm_and_clip_fuse() {
 }
 
 #[wasm_bindgen_test]
+async fn long_index_runs_match() {
+    common::composite::long_index_runs_match(&session().await).await;
+}
+
+#[wasm_bindgen_test]
 async fn layer_norm_reads_its_chain_through_the_reduction() {
     common::composite::layer_norm_reads_its_chain_through_the_reduction(&session().await).await;
 }

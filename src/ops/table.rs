@@ -294,7 +294,7 @@ macro_rules! composite_table {
             (arg_min, "argMin", "The first index of the minimum along `axis` (int32).", [a], [],
              [axis "axis": i64 = -1 => "number"],
              |g| $crate::ops::compose::arg_extreme(g, a, false, axis)),
-            (one_hot, "oneHot", "float32 one-hot rows of `depth` for int32 indices.", [a],
+            (one_hot, "oneHot", "float32 one-hot rows of `depth` (below 2^31) for int32 indices.", [a],
              [depth "depth": i64 => "number"], [],
              |g| $crate::ops::compose::one_hot(g, a, depth)),
             (slice, "slice", "`size` elements from `begin` per dimension (`-1` or a missing entry: to the end).", [a],

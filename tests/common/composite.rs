@@ -164,3 +164,46 @@ pub async fn layer_norm_reads_its_chain_through_the_reduction(s: &Session) {
     close("layerNorm", &got, &read(&want).await, 1e-5);
     assert_eq!(x.dtype(), DType::Float32);
 }
+
+/// Index runs past the host limit (2^20 elements) are computed on the device, with the same values:
+/// `oneHot` of a depth of 2^20 + 3, `argMax`/`argMin` along such an axis, `concat` into it. Built on
+/// the host, `oneHot(2^28)` needed 2 GiB and aborted the wasm32 instance. A depth past int32 is
+/// refused, nothing moved.
+pub async fn long_index_runs_match(s: &Session) {
+    let d = (1usize << 20) + 3;
+    let idx = [0i32, (d - 1) as i32, 5, -1];
+    let hot = s.tensor(&idx, &[4]).unwrap().one_hot(d as i64).unwrap();
+    assert_eq!(hot.shape(), &[4, d]);
+    let got = read(&hot).await;
+    for (r, &i) in idx.iter().enumerate() {
+        let row = &got[r * d..(r + 1) * d];
+        let ones: Vec<usize> = (0..d).filter(|&j| row[j] != 0.0).collect();
+        let want: Vec<usize> = if i >= 0 { vec![i as usize] } else { vec![] };
+        assert_eq!(ones, want, "oneHot({d}) row {r} (index {i}): where it is not 0");
+        assert!(ones.iter().all(|&j| row[j] == 1.0), "oneHot row {r}: ones");
+    }
+    let mut xs: Vec<f32> = (0..d).map(|i| ((i * 7919) % 1000) as f32).collect();
+    xs[d - 2] = 5000.0;
+    xs[d - 1] = 5000.0; // a tie: the first index wins
+    xs[d / 2] = -3.0;
+    let x = s.tensor(&xs, &[d]).unwrap();
+    let first = |t: Tensor| async move { t.read::<i32>().await.unwrap() };
+    assert_eq!(
+        first(x.arg_max(0).unwrap()).await,
+        vec![(d - 2) as i32],
+        "argMax over {d}"
+    );
+    assert_eq!(
+        first(x.arg_min(0).unwrap()).await,
+        vec![(d / 2) as i32],
+        "argMin over {d}"
+    );
+    let tail = s.tensor(&[-1.0f32, -2.0, -3.0, -4.0, -5.0], &[5]).unwrap();
+    let head = s.tensor(&xs[..d - 5], &[d - 5]).unwrap();
+    let joined = read(&s.concat(&[&head, &tail], 0).unwrap()).await;
+    let mut want = xs[..d - 5].to_vec();
+    want.extend([-1.0, -2.0, -3.0, -4.0, -5.0]);
+    assert!(joined == want, "concat into an axis of {d}");
+    let i = s.tensor(&[1i32], &[1]).unwrap();
+    super::ledger::fails_unchanged("INVALID_ARGUMENT", "oneHot past int32", || i.one_hot(1 << 31));
+}

@@ -299,6 +299,46 @@ pub(crate) fn matmul_t<G: Graph>(g: &mut G, a: &G::V, b: &G::V, ta: bool, tb: bo
     )
 }
 
+/// Index runs of at most this many elements are written on the host (8 bytes each while built) and
+/// uploaded; longer ones are computed on the device. Built on the host, `oneHot(2^28)`'s 2 GiB
+/// was past what a wasm32 instance can address, and aborted it.
+const HOST_IOTA_MAX: usize = 1 << 20;
+
+/// `0, 1, …, n-1` as int32, in `shape` (`n` elements): a constant, or past [`HOST_IOTA_MAX`]
+/// `row · B + column` over a `[⌈n/B⌉, B]` grid of two short constants (B = [`HOST_IOTA_MAX`];
+/// exact: int32, `n` < 2^31), its first `n`. Elementwise, so no kernel loops over the run (a
+/// running sum would: lavapipe ends a shader loop after 65,535 iterations).
+pub(crate) fn iota<G: Graph>(g: &mut G, n: usize, shape: &[usize]) -> Result<G::V> {
+    let host = |g: &mut G, n: usize, shape: &[usize]| {
+        let data: Vec<f64> = (0..n).map(|i| i as f64).collect();
+        g.constant(&data, shape, DType::Int32)
+    };
+    if n <= HOST_IOTA_MAX {
+        return host(g, n, shape);
+    }
+    let (b, rows) = (HOST_IOTA_MAX, n.div_ceil(HOST_IOTA_MAX));
+    let row = host(g, rows, &[rows, 1])?;
+    let column = host(g, b, &[1, b])?;
+    let width = g.scalar(b as f64, DType::Int32)?;
+    let start = binary(g, BinaryOp::Mul, &row, &width)?;
+    let grid = binary(g, BinaryOp::Add, &start, &column)?;
+    let flat = g.op(
+        Op::Reshape {
+            shape: vec![(rows * b) as i64],
+        },
+        &[&grid],
+    )?;
+    let window = Op::Window {
+        start: vec![0],
+        size: vec![n],
+        tile: false,
+        value: 0.0.into(),
+    };
+    let run = g.op(window, &[&flat])?;
+    let shape = shape.iter().map(|&d| d as i64).collect();
+    g.op(Op::Reshape { shape }, &[&run])
+}
+
 /// `argMax(axis)` / `argMin(axis)` → int32: the first index of the extreme along `axis`
 /// (`where(x == max, iota, n)` then its minimum). The axis must have a concrete length.
 pub(crate) fn arg_extreme<G: Graph>(g: &mut G, x: &G::V, max: bool, axis: i64) -> Result<G::V> {
@@ -323,11 +363,10 @@ pub(crate) fn arg_extreme<G: Graph>(g: &mut G, x: &G::V, max: bool, axis: i64) -
     if !s.is_empty() {
         iota_shape[ax] = n;
     }
-    let iota: Vec<f64> = (0..n).map(|i| i as f64).collect();
     let op = if max { ReduceOp::Max } else { ReduceOp::Min };
     let m = reduce(g, op, x, &[axis], true)?;
     let hit = binary(g, BinaryOp::Equal, x, &m)?;
-    let idx = g.constant(&iota, &iota_shape, DType::Int32)?;
+    let idx = iota(g, n, &iota_shape)?;
     let none = g.scalar(n as f64, DType::Int32)?;
     let cand = g.op(Op::Where {}, &[&idx, &hit, &none])?;
     reduce(g, ReduceOp::Min, &cand, &[axis], false)
@@ -342,15 +381,15 @@ pub(crate) fn one_hot<G: Graph>(g: &mut G, indices: &G::V, depth: i64) -> Result
             "oneHot needs int32 indices, got {d}"
         )));
     }
-    if depth < 1 || depth as u64 > crate::shape::MAX_ELEMENTS {
+    // the indices are int32: a class past 2^31 - 1 could never be hit
+    if depth < 1 || depth > i32::MAX as i64 {
         return Err(invalid_arg!(
-            "oneHot: depth must be a positive integer, got {depth}"
+            "oneHot: depth must be a positive integer below 2^31 (the indices are int32), got {depth}"
         ));
     }
     let depth = depth as usize;
     let col = expand_dims(g, indices, -1)?;
-    let iota: Vec<f64> = (0..depth).map(|i| i as f64).collect();
-    let classes = g.constant(&iota, &[depth], DType::Int32)?;
+    let classes = iota(g, depth, &[depth])?;
     let hit = binary(g, BinaryOp::Equal, &col, &classes)?;
     g.op(
         Op::Cast {

@@ -5,7 +5,7 @@ use super::Graph;
 use crate::dtype::DType;
 use crate::error::{invalid_arg, Error, Result};
 use crate::ops::infer::{axis as norm_axis, reduce_axes};
-use crate::ops::{Dims, Op};
+use crate::ops::{BinaryOp, Dims, Op};
 
 /// The reshape target of `s` with dims `keep` kept and `ones` (sorted) inserted as 1: dynamic dims
 /// become the one `-1` a reshape allows.
@@ -202,14 +202,35 @@ pub(crate) fn concat<G: Graph>(g: &mut G, xs: &[&G::V], axis: i64) -> Result<G::
             Some(prev) => {
                 let mut mshape = vec![1usize; s0.len()];
                 mshape[ax] = total;
-                let mask: Vec<f64> = (0..total).map(|i| (i >= at && i < at + n) as u8 as f64).collect();
-                let m = g.constant(&mask, &mshape, DType::Bool)?;
+                let m = span_mask(g, total, at..at + n, &mshape)?;
                 g.op(Op::Where {}, &[&placed, &m, &prev])?
             }
         });
         at += n;
     }
     out.ok_or_else(|| invalid_arg!("concat needs at least one tensor"))
+}
+
+/// A bool run of `total` in `shape`, true on `span`: a constant, or past [`super::iota`]'s host
+/// limit compared on the device.
+fn span_mask<G: Graph>(
+    g: &mut G,
+    total: usize,
+    span: std::ops::Range<usize>,
+    shape: &[usize],
+) -> Result<G::V> {
+    if total <= super::HOST_IOTA_MAX {
+        let mask: Vec<f64> = (0..total).map(|i| span.contains(&i) as u8 as f64).collect();
+        return g.constant(&mask, shape, DType::Bool);
+    }
+    let idx = super::iota(g, total, shape)?;
+    let (lo, hi) = (
+        g.scalar(span.start as f64, DType::Int32)?,
+        g.scalar(span.end as f64, DType::Int32)?,
+    );
+    let from = g.op(Op::Binary(BinaryOp::GreaterEqual), &[&idx, &lo])?;
+    let below = g.op(Op::Binary(BinaryOp::Less), &[&idx, &hi])?;
+    g.op(Op::Binary(BinaryOp::LogicalAnd), &[&from, &below])
 }
 
 /// `stack(xs, axis)`: a new axis, then `concat`.
