@@ -125,6 +125,11 @@ fn long_index_runs_match() {
 }
 
 #[test]
+fn long_loops_match() {
+    block_on(common::composite::long_loops_match(&session(None)));
+}
+
+#[test]
 fn layer_norm_reads_its_chain_through_the_reduction() {
     block_on(common::composite::layer_norm_reads_its_chain_through_the_reduction(&session(None)));
 }

@@ -318,6 +318,11 @@ async fn long_index_runs_match() {
 }
 
 #[wasm_bindgen_test]
+async fn long_loops_match() {
+    common::composite::long_loops_match(&session().await).await;
+}
+
+#[wasm_bindgen_test]
 async fn layer_norm_reads_its_chain_through_the_reduction() {
     common::composite::layer_norm_reads_its_chain_through_the_reduction(&session().await).await;
 }

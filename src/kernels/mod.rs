@@ -76,6 +76,14 @@ pub(crate) fn record_group(
 
 const FILL: &str = include_str!("../../shaders/fill.wgsl");
 
+/// Most loop iterations one invocation may run: lavapipe (Mesa 22's llvmpipe) stops looping after
+/// 65,535 iterations, without an error (loops nested in chunks share that budget) — a matmul with
+/// K = 300,000 summed 262,136 terms there, a softmax row of 100,000 wrote zeros past 65,535. A
+/// kernel whose loop would run longer takes a form whose invocations share the work (matmul's tiled
+/// forms, the workgroup forms of softmax and of a reduction into many outputs). `cumsum` along a line longer than this is still cut short on
+/// lavapipe (one invocation walks each line; README "Known limits").
+pub(crate) const MAX_LOOP: usize = 65_535;
+
 /// What recording needs from a session.
 pub(crate) struct Ctx<'a> {
     pub device: &'a wgpu::Device,

@@ -183,8 +183,9 @@ pub(super) fn reduce_from(
         })
     };
     let Some(scratch) = scratch else {
-        // CPU adapters: one invocation per output, no barriers; GPUs: a workgroup per output
-        let p = if ctx.cpu_adapter && wanted == 1 {
+        // CPU adapters: one invocation per output, no barriers (unless its loop would pass
+        // `MAX_LOOP`); GPUs: a workgroup per output
+        let p = if ctx.cpu_adapter && wanted == 1 && count as usize <= super::MAX_LOOP {
             (flat(true, 1), out_len.div_ceil(crate::ops::PART_THREADS))
         } else {
             let wg = if count >= LONG { 256 } else { 64 };
@@ -262,8 +263,9 @@ pub(crate) fn softmax(
     let len = a.shape.get(ax).copied().unwrap_or(1);
     let inner: usize = a.shape[(ax + 1).min(a.shape.len())..].iter().product();
     let rows = a.len() as usize / len;
-    // CPU adapters: an invocation per row, no barriers; GPUs: a workgroup per row
-    let (p, groups) = if ctx.cpu_adapter {
+    // CPU adapters: an invocation per row, no barriers; GPUs, and rows too long for one
+    // invocation's loop (`MAX_LOOP`): a workgroup per row, 64 lanes sharing it
+    let (p, groups) = if ctx.cpu_adapter && len <= super::MAX_LOOP {
         let p = ctx
             .cache
             .pipeline(ctx.device, "softmax_serial", "", || SOFTMAX_SERIAL.to_string());

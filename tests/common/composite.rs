@@ -207,3 +207,38 @@ pub async fn long_index_runs_match(s: &Session) {
     let i = s.tensor(&[1i32], &[1]).unwrap();
     super::ledger::fails_unchanged("INVALID_ARGUMENT", "oneHot past int32", || i.one_hot(1 << 31));
 }
+
+/// Kernels whose one invocation would loop past 65,535 times (lavapipe silently stops there) take
+/// forms whose invocations share the work: a dot product with K = 300,000 through matmul, against
+/// float64; a softmax over a 100,000-wide row (one hot spot), against float64; sums over 70,000 rows
+/// into 64 outputs (exact).
+pub async fn long_loops_match(s: &Session) {
+    let (rows, cols) = (70_000usize, 64usize);
+    let x: Vec<f32> = (0..rows * cols).map(|i| (i % 3) as f32).collect();
+    let want: Vec<f32> = (0..cols)
+        .map(|c| (0..rows).map(|r| x[r * cols + c] as f64).sum::<f64>() as f32)
+        .collect();
+    let got = read(&s.tensor(&x, &[rows, cols]).unwrap().sum(&[0], false).unwrap()).await;
+    assert_eq!(got, want, "sum over {rows} rows into {cols} outputs");
+    let k = 300_000;
+    let a: Vec<f32> = (0..k).map(|i| ((i % 7) as f32) - 3.0).collect();
+    let b: Vec<f32> = (0..k).map(|i| ((i % 5) as f32) * 0.5).collect();
+    let want: f64 = a.iter().zip(&b).map(|(&x, &y)| x as f64 * y as f64).sum();
+    let ta = s.tensor(&a, &[1, k]).unwrap();
+    let tb = s.tensor(&b, &[k, 1]).unwrap();
+    let got = read(&ta.matmul(&tb).unwrap()).await;
+    // integers and halves: every partial sum is exact in float32
+    assert_eq!(got, vec![want as f32], "matmul with K = {k}");
+    let n = 100_000;
+    let mut row = vec![0f32; n];
+    row[n - 1] = 10.0;
+    let got = read(&s.tensor(&row, &[1, n]).unwrap().softmax(-1).unwrap()).await;
+    let z = 10f64.exp() + (n - 1) as f64;
+    for (j, &g) in got.iter().enumerate() {
+        let w = if j == n - 1 { 10f64.exp() / z } else { 1.0 / z };
+        assert!(
+            ((g as f64) - w).abs() <= 1e-5 * w,
+            "softmax over {n}: [{j}] {g} vs {w}"
+        );
+    }
+}
