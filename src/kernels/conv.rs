@@ -234,6 +234,7 @@ pub(crate) fn avg_pool(
 
 const CONV_INPUT_GRAD: &str = include_str!("../../shaders/conv_input_grad.wgsl");
 const CONV_FILTER_GRAD: &str = include_str!("../../shaders/conv_filter_grad.wgsl");
+const CONV_FILTER_GRAD_WG: &str = include_str!("../../shaders/conv_filter_grad_wg.wgsl");
 const POOL_GRAD: &str = include_str!("../../shaders/pool_grad.wgsl");
 
 /// `[H, W, C, OH, OW, K, FH, FW, strides, dilations, pads]` of a convolution's gradient, from its
@@ -302,19 +303,24 @@ pub(crate) fn filter_grad(
     let n = if x.shape.len() == 4 { x.shape[0] } else { 1 };
     params.push(n as u32);
     let key = if depthwise { "depthwise" } else { "dense" };
-    let p = ctx.cache.pipeline(ctx.device, "conv_filter_grad", key, || {
-        format!("const DEPTHWISE: bool = {depthwise};\n{CONV_FILTER_GRAD}")
+    // a thread per filter element walks every output position; past `MAX_LOOP` of them a workgroup
+    // per element shares the walk
+    let [oh, ow, _] = hwc(&g);
+    let shared = n * oh * ow > super::MAX_LOOP;
+    let (kernel, source, groups) = if shared {
+        ("conv_filter_grad_wg", CONV_FILTER_GRAD_WG, len)
+    } else {
+        (
+            "conv_filter_grad",
+            CONV_FILTER_GRAD,
+            len.div_ceil(WORKGROUP as u64),
+        )
+    };
+    let p = ctx.cache.pipeline(ctx.device, kernel, key, || {
+        format!("const DEPTHWISE: bool = {depthwise};\n{source}")
     });
     let inputs = [(x.buffer, x.len()), (g.buffer, g.len())]; // the filter gives only its shape
-    dispatch(
-        ctx,
-        enc,
-        &p,
-        (out.buffer, len),
-        &params,
-        &inputs,
-        grid(len.div_ceil(WORKGROUP as u64)),
-    );
+    dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, grid(groups));
     Ok(())
 }
 

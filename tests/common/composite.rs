@@ -3,8 +3,8 @@
 //! against a float64 reference in `table.rs`), the kernels dispatched, and the memory made — only
 //! the values a chain cannot be read through, never its intermediates.
 
-use affon::ops::BinaryOp;
-use affon::{DType, Session, Tensor};
+use affon::ops::{BinaryOp, Pad, Pair};
+use affon::{DType, Program, Session, Tensor};
 
 use super::ops::Rng;
 
@@ -182,7 +182,7 @@ pub async fn long_index_runs_match(s: &Session) {
         assert_eq!(ones, want, "oneHot({d}) row {r} (index {i}): where it is not 0");
         assert!(ones.iter().all(|&j| row[j] == 1.0), "oneHot row {r}: ones");
     }
-    let mut xs: Vec<f32> = (0..d).map(|i| ((i * 7919) % 1000) as f32).collect();
+    let mut xs: Vec<f32> = (0..d).map(|i| ((i as u64 * 7919) % 1000) as f32).collect();
     xs[d - 2] = 5000.0;
     xs[d - 1] = 5000.0; // a tie: the first index wins
     xs[d / 2] = -3.0;
@@ -211,8 +211,30 @@ pub async fn long_index_runs_match(s: &Session) {
 /// Kernels whose one invocation would loop past 65,535 times (lavapipe silently stops there) take
 /// forms whose invocations share the work: a dot product with K = 300,000 through matmul, against
 /// float64; a softmax over a 100,000-wide row (one hot spot), against float64; sums over 70,000 rows
-/// into 64 outputs (exact).
+/// into 64 outputs (exact); a 3×3 convolution's filter gradient over 8 images of 100×100 (80,000
+/// output positions; with ones, each tap's count of the positions that read the input, exact).
 pub async fn long_loops_match(s: &Session) {
+    let (n, h, w) = (8usize, 100usize, 100usize);
+    let mut p = Program::new("filter gradient");
+    let xi = p
+        .input("x", DType::Float32, &[n as i64, h as i64, w as i64, 1])
+        .unwrap();
+    let fi = p.input("f", DType::Float32, &[3, 3, 1, 1]).unwrap();
+    let c = p.conv2d(xi, fi, Pair::ONE, Pad::SAME, Pair::ONE).unwrap();
+    let l = p.sum(c, &[], false).unwrap();
+    let g = p.grad(l, &[fi]).unwrap();
+    p.output("gf", g[0]).unwrap();
+    let x = s.tensor(&vec![1f32; n * h * w], &[n, h, w, 1]).unwrap();
+    let f = s.tensor(&[1f32; 9], &[3, 3, 1, 1]).unwrap();
+    let outs = s.compile(&p).unwrap().run(&[("x", &x), ("f", &f)], None).unwrap();
+    let want: Vec<f32> = (0..9)
+        .map(|t| (n * (h - (t / 3 != 1) as usize) * (w - (t % 3 != 1) as usize)) as f32)
+        .collect();
+    assert_eq!(
+        read(&outs[0].1).await,
+        want,
+        "filter gradient over {n}×{h}×{w} positions"
+    );
     let (rows, cols) = (70_000usize, 64usize);
     let x: Vec<f32> = (0..rows * cols).map(|i| (i % 3) as f32).collect();
     let want: Vec<f32> = (0..cols)
