@@ -8,7 +8,8 @@
 //! - 200 growing shapes `[i+1, 1024]` (create, square, sum, read back);
 //! - a tensor from a 1 MiB array + one op + readback;
 //! - one training step (MLP 784-128-10, batch 64, Adam);
-//! - matmul 2048 and 4096 with `AFFON_BENCH_LARGE=1` (for a real GPU: seconds each on lavapipe).
+//! - matmul 1024, 2048 and 4096 with `AFFON_BENCH_LARGE=1` (for a real GPU: seconds each on lavapipe),
+//!   with a readback each and as eight products queued before one queue drain (device time).
 //!
 //!     cargo bench --bench workloads
 
@@ -324,6 +325,23 @@ mod native {
                 g.throughput(Throughput::Elements((2 * n * n * n) as u64)); // flops
                 g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
                     b.iter(|| read(&a.matmul(&b2).unwrap()))
+                });
+            }
+            g.finish();
+            // the products' device time: eight queued back to back, then one queue drain (a
+            // 4096² readback alone takes longer than the product on a large GPU)
+            let mut g = c.benchmark_group("matmul large, 8 products + sync");
+            for n in [1024usize, 2048, 4096] {
+                let a = s.random_uniform(&[n, n], -1.0, 1.0, 6).unwrap();
+                let b2 = s.random_uniform(&[n, n], -1.0, 1.0, 7).unwrap();
+                g.throughput(Throughput::Elements((8 * 2 * n * n * n) as u64)); // flops
+                g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
+                    b.iter(|| {
+                        // held until the drain: a dropped result must not let work be skipped
+                        let outs: Vec<Tensor> = (0..8).map(|_| a.matmul(&b2).unwrap()).collect();
+                        pollster::block_on(s.sync()).unwrap();
+                        outs
+                    })
                 });
             }
             g.finish();

@@ -1,5 +1,6 @@
-//! Batched, tiled matmul: `shaders/matmul.wgsl` (64×64 output tiles, 4×4 outputs per thread) for
-//! large outputs, `shaders/matmul_small.wgsl` (16×16 tiles, one output per thread) when the large
+//! Batched, tiled matmul: `shaders/matmul_big.wgsl` (128×128 output tiles, 8×8 outputs per thread,
+//! vec4 loads) for the largest outputs of plain operands, `shaders/matmul.wgsl` (64×64 output tiles,
+//! 8×4 outputs per thread) for large outputs, `shaders/matmul_small.wgsl` (16×16 tiles, one output per thread) when the large
 //! tiling would leave too few workgroups to fill the device (fewer than [`MIN_LARGE_GROUPS`]).
 //! Either operand may be read transposed (its last two axes swapped) in place. CPU adapters run
 //! `shaders/matmul_cpu.wgsl` instead (no workgroup memory; see [`crate::Kernels`]).
@@ -11,6 +12,7 @@ use super::{dispatch, strides, wgsl_type, Ctx, Operand, MAX_GROUPS_PER_DIM};
 
 const MATMUL: &str = include_str!("../../shaders/matmul.wgsl");
 const MATMUL_SMALL: &str = include_str!("../../shaders/matmul_small.wgsl");
+const MATMUL_BIG: &str = include_str!("../../shaders/matmul_big.wgsl");
 const MATMUL_CPU: &str = include_str!("../../shaders/matmul_cpu.wgsl");
 /// `fn batch_offsets`, prepended to each of them.
 const MATMUL_BATCH: &str = include_str!("../../shaders/matmul_batch.wgsl");
@@ -202,6 +204,15 @@ const SMALL_TILE: usize = 16;
 /// busy. On an H200 the large kernel made 512² and 1024² products 1.1–1.6× faster, but the MLP
 /// (whose products have 64×256 and 64×10 outputs) 1.7× slower when it was used for everything.
 const MIN_LARGE_GROUPS: usize = 16;
+/// Output rows and columns per workgroup of `matmul_big.wgsl`.
+const BIG_TILE: usize = 128;
+/// From this many 128×128 workgroups on, `matmul_big.wgsl` (twice the multiply-adds per
+/// workgroup-memory read of `matmul.wgsl`, vec4 loads) takes plain products. On an H200 (132
+/// multiprocessors), device time of eight products queued: 1024² (64 tiles) 21.2 TFLOP/s against
+/// the 64×64 kernel's 15.1, 2048² 28.6 against 16.3, 4096² 30.5 against 17.2; with fewer tiles the
+/// 64×64 kernel's four times as many workgroups kept more of the chip busy: 512² (16 tiles) 4 %
+/// and 256² 14 % slower with a readback each, the MLP's 64×784·784×256 (2 tiles) 1.8× slower.
+const MIN_BIG_GROUPS: usize = 64;
 
 pub(crate) fn matmul(
     ctx: &Ctx,
@@ -269,12 +280,21 @@ pub(crate) fn matmul_with(
         (vec, full, block, lanes, cpu_col_blocks(n, block.1))
     });
     let large = n.div_ceil(TILE) * m.div_ceil(TILE) * batch.max(1) >= MIN_LARGE_GROUPS;
+    // GPUs: plain operands read as vec4s, enough 128×128 tiles to fill a large one (CPU adapters
+    // past the CPU form's loop bound keep the 64×64 tiling, whose loop bound is known there)
+    let big = !ctx.cpu_adapter
+        && !ta
+        && !tb
+        && k.is_multiple_of(4)
+        && n.is_multiple_of(4)
+        && n.div_ceil(BIG_TILE) * m.div_ceil(BIG_TILE) * batch.max(1) >= MIN_BIG_GROUPS;
     let (kernel, tile, form) = match cpu_form {
         Some((vec, full, (r, c), lanes, cb)) => (
             "matmul_cpu",
             (cb * c, CPU_INVOCATIONS / cb * r),
             format!("{}{}{full:?}{r}x{c}s{lanes}c{cb}", vec.0, vec.1),
         ),
+        None if big => ("matmul_big", (BIG_TILE, BIG_TILE), String::new()),
         None if large => ("matmul", (TILE, TILE), String::new()),
         None => ("matmul_small", (SMALL_TILE, SMALL_TILE), String::new()),
     };
@@ -291,6 +311,7 @@ pub(crate) fn matmul_with(
                 cpu_body(block, vec_a && vec_b, lanes, cb, full.1)
             )
         }
+        None if big => MATMUL_BIG.to_string(),
         None if large => MATMUL.to_string(),
         None => MATMUL_SMALL.to_string(),
     };

@@ -475,12 +475,13 @@ async fn epilogues_fuse_and_match(s: &Session, rng: &mut Rng) {
     // matmul (both the small and the tiled kernel) + a broadcast bias + relu; on CPU adapters the
     // last two are the 8×16-block form under an epilogue (N a multiple of 4 but not of 8 or 16,
     // rows not in fours; the bias read once per column quad through `channels`), the others the
-    // 4×8 form
+    // 4×8 form; on GPUs the last is the big kernel (72 128×128 tiles, the bias read per quad)
     for (m, k, n) in [
         (4usize, 8usize, 6usize),
         (96, 40, 130),
         (70, 36, 36),
         (70, 132, 36),
+        (1000, 20, 1028),
     ] {
         let (x, w, b) = (random(rng, &[m, k]), random(rng, &[k, n]), random(rng, &[n]));
         let mut p = Program::new("dense");

@@ -996,15 +996,16 @@ async fn cast_cases(s: &Session, rng: &mut Rng) {
 }
 
 async fn matmul_cases(s: &Session, rng: &mut Rng) {
-    // GPU forms: the first eight use the small kernel; the last three have at least 16 64×64 output
-    // tiles and use the large one, with edges that are not multiples of 64 or 4. CPU form (every
+    // GPU forms: the first eight use the small kernel; the next three have at least 16 64×64 output
+    // tiles and use the large one, with edges that are not multiples of 64 or 4; the last two the
+    // big one (128×128 tiles). CPU form (every
     // case): 4×8 blocks, N a multiple of 4 or not (vec4 or scalar loads of B), batches broadcast;
     // 8×16 blocks where K and N are multiples of 4 (16×16, 256×64·64×256 and the last four, whose
     // rows are not in eights and columns in eights but not sixteens: a block half outside). A
     // workgroup spans 1, 2, 4 or 8 blocks across (the fewest that cover N): 8×16 blocks two across
     // (N = 32, rows in neither eights nor a workgroup's 256) and four across with the last outside
     // (N = 40); 4×8 blocks two across (N = 13, K not in fours) and four (N = 18).
-    let cases: [(&[usize], &[usize]); 15] = [
+    let cases: [(&[usize], &[usize]); 17] = [
         (&[17, 33], &[33, 5]),
         (&[1, 1], &[1, 1]),
         (&[2, 3, 17, 9], &[9, 4]),
@@ -1020,6 +1021,11 @@ async fn matmul_cases(s: &Session, rng: &mut Rng) {
         (&[2, 70, 20], &[20, 136]),
         (&[301, 24], &[24, 32]),
         (&[9, 7], &[7, 13]),
+        // GPU forms: 128 128×128 output tiles (64 make the big kernel), plain operands with K and N in fours:
+        // rows and columns not in 128s, K over three 16-deep tiles with the last partial, B broadcast
+        // over the batch; then A broadcast, K = 4 (one partial tile)
+        (&[32, 130, 36], &[36, 132]),
+        (&[130, 4], &[32, 4, 136]),
     ];
     for (sa, sb) in cases {
         check_matmul(
@@ -1034,7 +1040,7 @@ async fn matmul_cases(s: &Session, rng: &mut Rng) {
     // transposed operands, both GPU kernels (cases 8 to 10 use the large one), batched;
     // the CPU form with edges (rows not in fours, columns not in eights, k not in fours) and without
     for (sa, sb) in [
-        cases[0], cases[3], cases[6], cases[8], cases[9], cases[10], cases[13], cases[14],
+        cases[0], cases[3], cases[6], cases[8], cases[9], cases[10], cases[13], cases[14], cases[15],
     ] {
         for (ta, tb) in [(true, false), (false, true), (true, true)] {
             let (a, b) = (floats(rng, sa, -1.0, 1.0, &[]), floats(rng, sb, -1.0, 1.0, &[]));
