@@ -280,13 +280,16 @@ pub(crate) fn matmul_with(
         (vec, full, block, lanes, cpu_col_blocks(n, block.1))
     });
     let large = n.div_ceil(TILE) * m.div_ceil(TILE) * batch.max(1) >= MIN_LARGE_GROUPS;
-    // GPUs: plain operands read as vec4s, enough 128×128 tiles to fill a large one (CPU adapters
+    // GPUs: plain operands read as vec4s, enough 128×128 tiles to fill a large one, M and N at least
+    // a tile (a pointwise convolution into 64 channels, 12544×32·32×64, would leave half of each
+    // tile idle; the 64×64 tiling has 196 full tiles there); CPU adapters
     // past the CPU form's loop bound keep the 64×64 tiling, whose loop bound is known there)
     let big = !ctx.cpu_adapter
         && !ta
         && !tb
         && k.is_multiple_of(4)
         && n.is_multiple_of(4)
+        && m.min(n) >= BIG_TILE
         && n.div_ceil(BIG_TILE) * m.div_ceil(BIG_TILE) * batch.max(1) >= MIN_BIG_GROUPS;
     let (kernel, tile, form) = match cpu_form {
         Some((vec, full, (r, c), lanes, cb)) => (
