@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Native GPU checks on a lent GPU machine (the `device` tool; never CI): the native GPU test suites and
 # the matmul benches, from binaries built here (x86-64, release) and carried in `.dev/`:
-#   .dev/new/{native_gpu,native_programs,workloads,compute}  the change under test
-#   .dev/base/workloads (optional)                           the commit before it, for a same-run ratio
-#   .dev/all/workloads (optional)                            a variant build
-# packed as `.devpack/bins.tar.xz` (tar -C .dev -cJf .devpack/bins.tar.xz .: the carried tree is at most
-# 64 MiB), plus the Vulkan loader's packages in `.gl/` (see the device README). Writes logs to $OUT.
+#   .dev/new/{native_*,workloads,compute}  the change under test
+#   .dev/base/workloads (optional)         the commit before it, for a same-run ratio
+#   .dev/all/{workloads,compute} (optional) a variant build
+# packed as `.devpack/bins.tar.xz` by scripts/device-build.sh (the carried tree is at most 64 MiB), plus the
+# Vulkan loader's packages in `.gl/` (see the device README). Writes logs to $OUT.
 #   run: bash scripts/device-gpu.sh [steps]   carry: [".gl", ".devpack"]
 # steps (default all): tests, large (matmul 1024-4096), compute (matmul 256-1024, MLP), workloads (every
 # native workload of the new build).
