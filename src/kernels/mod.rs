@@ -80,9 +80,9 @@ const FILL: &str = include_str!("../../shaders/fill.wgsl");
 /// 65,535 iterations, without an error (loops nested in chunks share that budget) — a matmul with
 /// K = 300,000 summed 262,136 terms there, a softmax row of 100,000 wrote zeros past 65,535. A
 /// kernel whose loop would run longer takes a form whose invocations share the work (matmul's tiled
-/// forms, the workgroup forms of softmax, of a reduction into many outputs and of a convolution's
-/// filter gradient). Still cut short on lavapipe (README "Hardening"): `cumsum` along a line longer
-/// than this.
+/// forms, the workgroup forms of softmax, of a reduction into many outputs, of a convolution's
+/// filter gradient and of `cumsum`). Still cut short on lavapipe (README "Hardening"): shapes where
+/// even those forms' loops pass this (K > ~1M, softmax rows > ~1.4M, cumsum lines > ~8.4M).
 pub(crate) const MAX_LOOP: usize = 65_535;
 
 /// What recording needs from a session.

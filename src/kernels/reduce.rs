@@ -13,12 +13,17 @@ const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
 const SOFTMAX: &str = include_str!("../../shaders/softmax.wgsl");
 const SOFTMAX_SERIAL: &str = include_str!("../../shaders/softmax_serial.wgsl");
 const CUMSUM: &str = include_str!("../../shaders/cumsum.wgsl");
+const CUMSUM_WG: &str = include_str!("../../shaders/cumsum_wg.wgsl");
+/// On GPUs, lines of at least this many elements are scanned by a workgroup each
+/// (`shaders/cumsum_wg.wgsl`), not walked by one thread.
+const LONG_SCAN: usize = 4096;
 const REDUCE_PARTS: &str = include_str!("../../shaders/reduce_parts.wgsl");
 const REDUCE_FLAT: &str = include_str!("../../shaders/reduce_flat.wgsl");
 /// `fn out_base` and `fn elem_offset`, prepended to both reductions.
 const REDUCE_INDEX: &str = include_str!("../../shaders/reduce_index.wgsl");
 
-/// Running sums along `ax` (`shaders/cumsum.wgsl`): one thread per line.
+/// Running sums along `ax`: one thread per line (`shaders/cumsum.wgsl`), or a workgroup per line
+/// (`shaders/cumsum_wg.wgsl`) for lines past `MAX_LOOP` on CPU adapters and from `LONG_SCAN` on GPUs.
 pub(crate) fn cumsum(
     ctx: &Ctx,
     enc: &mut crate::commands::Commands,
@@ -34,9 +39,20 @@ pub(crate) fn cumsum(
     let inner: usize = a.shape[(ax + 1).min(a.shape.len())..].iter().product();
     let lines = a.len() as usize / len;
     let t = wgsl_type(a.dtype);
+    let wg = len
+        > if ctx.cpu_adapter {
+            super::MAX_LOOP
+        } else {
+            LONG_SCAN - 1
+        };
+    let (kernel, source) = if wg {
+        ("cumsum_wg", CUMSUM_WG)
+    } else {
+        ("cumsum", CUMSUM)
+    };
     let p = ctx
         .cache
-        .pipeline(ctx.device, "cumsum", t, || format!("alias T = {t};\n{CUMSUM}"));
+        .pipeline(ctx.device, kernel, t, || format!("alias T = {t};\n{source}"));
     let params = [
         lines as u32,
         len as u32,
@@ -44,7 +60,11 @@ pub(crate) fn cumsum(
         exclusive as u32,
         reverse as u32,
     ];
-    let groups = grid((lines as u64).div_ceil(super::WORKGROUP as u64));
+    let groups = grid(if wg {
+        lines as u64
+    } else {
+        (lines as u64).div_ceil(super::WORKGROUP as u64)
+    });
     dispatch(
         ctx,
         enc,

@@ -263,4 +263,45 @@ pub async fn long_loops_match(s: &Session) {
             "softmax over {n}: [{j}] {g} vs {w}"
         );
     }
+    // running sums along lines of 70,000 (integers: every partial sum exact in float32), plain,
+    // exclusive and reversed, along the last axis and along the first (3 lines 3 apart)
+    let len = 70_000usize;
+    let x: Vec<f32> = (0..2 * len).map(|i| ((i * 7) % 5) as f32 - 2.0).collect();
+    let t = s.tensor(&x, &[2, len]).unwrap();
+    for (exclusive, reverse) in [(false, false), (true, false), (false, true), (true, true)] {
+        let mut want = vec![0f32; 2 * len];
+        for line in 0..2 {
+            let mut acc = 0f64;
+            for k in 0..len {
+                let j = line * len + if reverse { len - 1 - k } else { k };
+                if exclusive {
+                    want[j] = acc as f32;
+                    acc += x[j] as f64;
+                } else {
+                    acc += x[j] as f64;
+                    want[j] = acc as f32;
+                }
+            }
+        }
+        let got = read(&t.cumsum(1, exclusive, reverse).unwrap()).await;
+        assert!(
+            got == want,
+            "cumsum over {len} (exclusive {exclusive}, reverse {reverse}): first difference at {:?}",
+            got.iter().zip(&want).position(|(g, w)| g != w)
+        );
+    }
+    let xi: Vec<i32> = (0..3 * len as i32).map(|i| i % 11 - 5).collect();
+    let mut want = vec![0i32; 3 * len];
+    for c in 0..3 {
+        let mut acc = 0i32;
+        for r in 0..len {
+            acc += xi[r * 3 + c];
+            want[r * 3 + c] = acc;
+        }
+    }
+    let got = s.tensor(&xi, &[len, 3]).unwrap().cumsum(0, false, false).unwrap();
+    assert!(
+        got.read::<i32>().await.unwrap() == want,
+        "int32 cumsum along an axis of {len}, 3 lines"
+    );
 }

@@ -476,6 +476,22 @@ pub async fn composites_match_f64_reference(s: &Session) {
         data: vec![1, 3, 6, 10, 15],
     };
     expect("cumsum int32", ci.upload(s).cumsum(0, false, false), &want, EXACT).await;
+    // lines of 5,000 (3 apart), halves: every partial sum exact in float32; on GPUs a workgroup scans
+    // each line (5,000 is not a multiple of its 256 threads' runs)
+    let (len, lines) = (5000usize, 3usize);
+    let cl = Host::from_fn(&[2, len, lines], |i| ((i * 7) % 9) as f32 * 0.5 - 2.0);
+    let tl = cl.upload(s);
+    for (exclusive, reverse) in [(false, false), (true, true)] {
+        let want = Host::from_fn(&[2, len, lines], |i| {
+            let (o, k, n) = (i / (len * lines), (i / lines) % len, i % lines);
+            let ks = if reverse { k..len } else { 0..k + 1 };
+            ks.filter(|&j| !(exclusive && j == k))
+                .map(|j| cl.data[(o * len + j) * lines + n] as f64)
+                .sum::<f64>() as f32
+        });
+        let what = format!("cumsum along {len} (exclusive {exclusive}, reverse {reverse})");
+        expect(&what, tl.cumsum(1, exclusive, reverse), &want, EXACT).await;
+    }
     fails_unchanged("INVALID_ARGUMENT", "cumsum over a missing axis", || {
         tc.cumsum(3, false, false)
     });
