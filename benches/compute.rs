@@ -2,6 +2,7 @@
 //! - pool acquire/release of a 1 MiB buffer versus creating and destroying a device buffer;
 //! - an eager chain of 8 elementwise ops on 1,048,576 floats, and the same chain compiled;
 //! - matmul 256, 512, 1024 (read back, so device work is included);
+//! - cumsum over 4M floats in lines of 64, 4,096 and 65,536 (device time: four queued, one drain);
 //! - an MLP forward pass (batch 64, 784→256→10, relu, softmax), eager and as an Executable.
 //!
 //!     cargo bench --bench compute
@@ -121,6 +122,22 @@ mod native {
             g.throughput(Throughput::Elements((2 * n * n * n) as u64)); // flops
             g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
                 b.iter(|| a.matmul(&b2).unwrap().read_words_blocking())
+            });
+        }
+        g.finish();
+
+        // Running sums over 4M floats in lines of 64 (a thread each), 4,096 and 65,536 (a workgroup
+        // each on GPUs; on CPU adapters the 65,536 lines too), queued four at a time, one queue drain.
+        let mut g = c.benchmark_group("cumsum 4M floats, 4 + sync");
+        g.throughput(Throughput::Bytes(4 * 8 << 20)); // read + write, four times
+        for len in [64usize, 4096, 65536] {
+            let x = s.random_uniform(&[(4 << 20) / len, len], -1.0, 1.0, 7).unwrap();
+            g.bench_with_input(BenchmarkId::new("line", len), &len, |b, _| {
+                b.iter(|| {
+                    let outs: Vec<Tensor> = (0..4).map(|_| x.cumsum(1, false, false).unwrap()).collect();
+                    pollster::block_on(s.sync()).unwrap();
+                    outs
+                })
             });
         }
         g.finish();

@@ -38,7 +38,7 @@ if has tests; then
 fi
 for v in new base all; do
     has large && bench $v-matmul-large .dev/$v/workloads "matmul large"
-    has compute && bench $v-compute .dev/$v/compute "matmul|MLP"
+    has compute && bench $v-compute .dev/$v/compute "matmul|MLP|cumsum"
 done
 has workloads && BENCH_TIMEOUT=240 bench new-workloads .dev/new/workloads ""
 nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu --format=csv | tee -a "$out/gpu.txt"
