@@ -1,7 +1,7 @@
 // The gradient of a convolution with respect to its filter: one thread per filter element
 // (fy, fx, c, k) sums x[n, iy, ix, c] · g[n, oy, ox, o] over every output (n, oy, ox) that reads it
-// (iy = oy · stride + fy · dilation − pad). Not depthwise: o = k of OC outputs; depthwise
-// (`const DEPTHWISE: bool`): k = m of the multiplier, o = c · M + m.
+// (iy = oy · stride + fy · dilation − pad); the host prepends `const DEPTHWISE: bool` and
+// `conv_filter_grad_index.wgsl` (the element's coordinates and output channel).
 // params: [len, H, W, C, OH, OW, OC (or M), FH, FW, stride_h, stride_w, dil_h, dil_w, pad_top,
 // pad_left, N]. Bindings: out (dw), params, x, g.
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
@@ -20,18 +20,9 @@ fn main(
         return;
     }
     let H = params[1]; let W = params[2]; let C = params[3];
-    let OH = params[4]; let OW = params[5]; let K = params[6];
-    let FW = params[8]; let N = params[15];
-    let k = i % K;
-    let c = (i / K) % C;
-    let fx = (i / (K * C)) % FW;
-    let fy = i / (K * C * FW);
-    var o = k;
-    var OC = K;
-    if (DEPTHWISE) {
-        o = c * K + k;
-        OC = C * K;
-    }
+    let OH = params[4]; let OW = params[5]; let N = params[15];
+    let e = filter_element(i);
+    let fy = e.fy; let fx = e.fx; let c = e.c; let o = e.o; let OC = e.oc;
     var acc = 0.0;
     for (var n = 0u; n < N; n = n + 1u) {
         for (var oy = 0u; oy < OH; oy = oy + 1u) {

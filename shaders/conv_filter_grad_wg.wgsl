@@ -4,7 +4,8 @@
 // stops an invocation's loops after 65,535 iterations: `kernels::MAX_LOOP`). The host takes this form
 // when N · OH · OW passes that.
 // params: [len, H, W, C, OH, OW, OC (or M), FH, FW, stride_h, stride_w, dil_h, dil_w, pad_top,
-// pad_left, N]. Bindings: out (dw), params, x, g. The host prepends `const DEPTHWISE: bool`.
+// pad_left, N]. Bindings: out (dw), params, x, g. The host prepends `const DEPTHWISE: bool` and
+// `conv_filter_grad_index.wgsl`.
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
 @group(0) @binding(2) var<storage, read> x: array<f32>;
@@ -24,18 +25,9 @@ fn main(
     var acc = 0.0;
     if (live) {
         let H = params[1]; let W = params[2]; let C = params[3];
-        let OH = params[4]; let OW = params[5]; let K = params[6];
-        let FW = params[8]; let N = params[15];
-        let k = i % K;
-        let c = (i / K) % C;
-        let fx = (i / (K * C)) % FW;
-        let fy = i / (K * C * FW);
-        var o = k;
-        var OC = K;
-        if (DEPTHWISE) {
-            o = c * K + k;
-            OC = C * K;
-        }
+        let OH = params[4]; let OW = params[5]; let N = params[15];
+        let e = filter_element(i);
+        let fy = e.fy; let fx = e.fx; let c = e.c; let o = e.o; let OC = e.oc;
         let total = N * OH * OW;
         for (var t = lid; t < total; t = t + 64u) {
             let ox = t % OW;

@@ -235,6 +235,8 @@ pub(crate) fn avg_pool(
 const CONV_INPUT_GRAD: &str = include_str!("../../shaders/conv_input_grad.wgsl");
 const CONV_FILTER_GRAD: &str = include_str!("../../shaders/conv_filter_grad.wgsl");
 const CONV_FILTER_GRAD_WG: &str = include_str!("../../shaders/conv_filter_grad_wg.wgsl");
+/// `fn filter_element`, prepended to both filter-gradient shaders.
+const CONV_FILTER_GRAD_INDEX: &str = include_str!("../../shaders/conv_filter_grad_index.wgsl");
 const POOL_GRAD: &str = include_str!("../../shaders/pool_grad.wgsl");
 
 /// `[H, W, C, OH, OW, K, FH, FW, strides, dilations, pads]` of a convolution's gradient, from its
@@ -317,7 +319,7 @@ pub(crate) fn filter_grad(
         )
     };
     let p = ctx.cache.pipeline(ctx.device, kernel, key, || {
-        format!("const DEPTHWISE: bool = {depthwise};\n{source}")
+        format!("const DEPTHWISE: bool = {depthwise};\n{CONV_FILTER_GRAD_INDEX}{source}")
     });
     let inputs = [(x.buffer, x.len()), (g.buffer, g.len())]; // the filter gives only its shape
     dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, grid(groups));
