@@ -2,7 +2,11 @@
 // reading each input value once for the 4 (the filter's output channels are contiguous).
 // x [N, H, W, C], filter [FH, FW, C, OC], out [N, OH, OW, OC]. The host prepends `alias T = f32;` and
 // `fn store(i: u32, v: T)` (a plain write, or a fused epilogue: `kernels/fused.rs`).
-// params: [threads, H, W, C, OH, OW, OC, FH, FW, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left]
+// A pass walks input channels first .. last (params 15, 16; all of them but on CPU adapters, where the
+// host splits a long walk: `kernels/conv.rs`, `channel_passes`): a pass after the first adds what the
+// passes before it wrote; only the last (last = C) stores through `store`, the others write raw sums.
+// params: [threads, H, W, C, OH, OW, OC, FH, FW, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left,
+// first, last]
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
 @group(0) @binding(2) var<storage, read> x: array<f32>;
@@ -21,6 +25,7 @@ fn main(
     let H = params[1]; let W = params[2]; let C = params[3];
     let OH = params[4]; let OW = params[5]; let OC = params[6];
     let FH = params[7]; let FW = params[8];
+    let first = params[15]; let last = params[16];
     let quads = (OC + 3u) / 4u;
     let oc0 = (t % quads) * 4u;
     let pixel = t / quads;
@@ -40,15 +45,15 @@ fn main(
                 continue;
             }
             let xb = ((n * H + u32(iy)) * W + u32(ix)) * C;
-            var wb = (fy * FW + fx) * C * OC + oc0;
+            var wb = ((fy * FW + fx) * C + first) * OC + oc0;
             if (lanes == 4u) {
-                for (var c = 0u; c < C; c = c + 1u) {
+                for (var c = first; c < last; c = c + 1u) {
                     let v = x[xb + c];
                     acc = acc + v * vec4<f32>(w[wb], w[wb + 1u], w[wb + 2u], w[wb + 3u]);
                     wb = wb + OC;
                 }
             } else {
-                for (var c = 0u; c < C; c = c + 1u) {
+                for (var c = first; c < last; c = c + 1u) {
                     let v = x[xb + c];
                     for (var l = 0u; l < lanes; l = l + 1u) {
                         acc[l] = acc[l] + v * w[wb + l];
@@ -60,6 +65,14 @@ fn main(
     }
     let ob = pixel * OC + oc0;
     for (var l = 0u; l < lanes; l = l + 1u) {
-        store(ob + l, acc[l]);
+        var v = acc[l];
+        if (first > 0u) {
+            v = v + bitcast<f32>(out[ob + l]);
+        }
+        if (last == C) {
+            store(ob + l, v);
+        } else {
+            out[ob + l] = bitcast<u32>(v);
+        }
     }
 }

@@ -2,8 +2,11 @@
 // (n, iy, ix, c) sums g[n, oy, ox, o] · w[fy, fx, c, o] over the outputs whose window reads it
 // (oy · stride + fy · dilation − pad = iy). The host prepends `const DEPTHWISE: bool`; depthwise,
 // output channel c · M + m reads input channel c with filter element (fy, fx, c, m).
+// A pass walks output channels (or multipliers) first .. last (params 15, 16; all of them but on CPU
+// adapters, where the host splits a long walk: `kernels/conv.rs`, `channel_passes`), adding to what
+// the passes before it wrote.
 // params: [len, H, W, C, OH, OW, OC (or M), FH, FW, stride_h, stride_w, dil_h, dil_w, pad_top,
-// pad_left]. Bindings: out (dx), params, w, g.
+// pad_left, first, last]. Bindings: out (dx), params, w, g.
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
 @group(0) @binding(2) var<storage, read> w: array<f32>;
@@ -23,6 +26,7 @@ fn main(
     let OH = params[4]; let OW = params[5]; let K = params[6];
     let FH = params[7]; let FW = params[8];
     let sh = params[9]; let sw = params[10];
+    let first = params[15]; let last = params[16];
     let c = i % C;
     let pixel = i / C;
     let ix = pixel % W;
@@ -45,17 +49,20 @@ fn main(
                 let OC = C * K;
                 let gb = ((n * OH + oy) * OW + ox) * OC + c * K;
                 let wb = (fy * FW + fx) * OC + c * K;
-                for (var m = 0u; m < K; m = m + 1u) {
+                for (var m = first; m < last; m = m + 1u) {
                     acc = acc + g[gb + m] * w[wb + m];
                 }
             } else {
                 let gb = ((n * OH + oy) * OW + ox) * K;
                 let wb = ((fy * FW + fx) * C + c) * K;
-                for (var o = 0u; o < K; o = o + 1u) {
+                for (var o = first; o < last; o = o + 1u) {
                     acc = acc + g[gb + o] * w[wb + o];
                 }
             }
         }
+    }
+    if (first > 0u) {
+        acc = acc + out[i];
     }
     out[i] = acc;
 }

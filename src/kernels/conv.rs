@@ -88,14 +88,38 @@ pub(crate) fn conv2d_with(
     params[5] = oc as u32;
     let threads = out.len() / oc as u64 * oc.div_ceil(4) as u64;
     params.insert(0, threads as u32);
+    // the input channels a pass walks (params 15 and 16): a thread's loops take about
+    // FH·FW·(1 + 4) iterations a channel
+    let taps = fh * fw;
+    let per_pass = super::MAX_LOOP.saturating_sub(fh + taps + 8) / (5 * taps);
+    let passes = channel_passes(ctx, c, per_pass);
+    params.extend([0, 0]);
     let inputs = [(x.buffer, x.len()), (f.buffer, f.len())];
     let kernel = ("conv2d", String::new(), || CONV2D.to_string());
-    record_window(ctx, enc, kernel, params, &inputs, out, threads, epi)
+    let split = Some((15, passes.as_slice()));
+    record_window(ctx, enc, kernel, params, &inputs, out, threads, epi, split)
+}
+
+/// Ranges of `n` channels that one invocation's loops walk in a pass: all of them on GPUs; on CPU
+/// adapters at most `per_pass` (lavapipe stops an invocation's loops after `MAX_LOOP` iterations,
+/// silently: a 3×3 convolution over 8,000 input channels summed 21,842 of 72,000 there). Each pass
+/// after the first adds to what the passes before it wrote; the last one stores the result.
+fn channel_passes(ctx: &Ctx, n: usize, per_pass: usize) -> Vec<[u32; 2]> {
+    let step = if ctx.cpu_adapter {
+        per_pass.max(1)
+    } else {
+        n.max(1)
+    };
+    (0..n.max(1))
+        .step_by(step)
+        .map(|a| [a as u32, (a + step).min(n) as u32])
+        .collect()
 }
 
 /// Records a windowed kernel that stores through `store`: its parameters and inputs, then those of
 /// the fused epilogue `epi` (if any), over `threads` threads. `kernel` is its name, its form's part
-/// of the pipeline key, and its source (built only when the pipeline is).
+/// of the pipeline key, and its source (built only when the pipeline is). With `split`, one
+/// dispatch per range, written at that index of the parameters (see [`channel_passes`]).
 #[allow(clippy::too_many_arguments)]
 fn record_window(
     ctx: &Ctx,
@@ -106,6 +130,7 @@ fn record_window(
     out: Operand,
     threads: u64,
     epi: Option<&Epilogue>,
+    split: Option<(usize, &[[u32; 2]])>,
 ) -> Result<()> {
     let parts = producer_parts(epi, "f32", params.len());
     params.extend(&parts.params);
@@ -119,7 +144,14 @@ fn record_window(
     let mut inputs = inputs.to_vec();
     inputs.extend(&parts.inputs);
     let groups = grid(threads.div_ceil(WORKGROUP as u64));
-    dispatch(ctx, enc, &p, (out.buffer, out.len()), &params, &inputs, groups);
+    let (at, passes) = split.unwrap_or((0, &[]));
+    for pass in passes {
+        params[at..at + 2].copy_from_slice(pass);
+        dispatch(ctx, enc, &p, (out.buffer, out.len()), &params, &inputs, groups);
+    }
+    if split.is_none() {
+        dispatch(ctx, enc, &p, (out.buffer, out.len()), &params, &inputs, groups);
+    }
     Ok(())
 }
 
@@ -162,12 +194,12 @@ pub(crate) fn depthwise_with(
         let threads = images * (oh * ow.div_ceil(form.pixels) * c / 4) as u64;
         params.insert(0, threads as u32);
         let kernel = ("depthwise4", form.key(), || form.source(DEPTHWISE4));
-        return record_window(ctx, enc, kernel, params, &inputs, out, threads, epi);
+        return record_window(ctx, enc, kernel, params, &inputs, out, threads, epi, None);
     }
     let threads = out.len();
     params.insert(0, threads as u32);
     let kernel = ("depthwise", String::new(), || DEPTHWISE.to_string());
-    record_window(ctx, enc, kernel, params, &inputs, out, threads, epi)
+    record_window(ctx, enc, kernel, params, &inputs, out, threads, epi, None)
 }
 
 #[allow(clippy::too_many_arguments)] // the op table passes each attribute
@@ -275,15 +307,15 @@ pub(crate) fn input_grad(
         format!("const DEPTHWISE: bool = {depthwise};\n{CONV_INPUT_GRAD}")
     });
     let inputs = [(f.buffer, f.len()), (g.buffer, g.len())]; // x gives only its shape
-    dispatch(
-        ctx,
-        enc,
-        &p,
-        (out.buffer, len),
-        &params,
-        &inputs,
-        grid(len.div_ceil(WORKGROUP as u64)),
-    );
+                                                             // the output channels (or multipliers) a pass walks: FH·FW iterations a channel
+    let (fh, fw, k) = (f.shape[0], f.shape[1], f.shape[3]);
+    let per_pass = super::MAX_LOOP.saturating_sub(fh + fh * fw + 8) / (fh * fw).max(1);
+    params.extend([0, 0]);
+    for pass in channel_passes(ctx, k, per_pass) {
+        params[15..17].copy_from_slice(&pass);
+        let groups = grid(len.div_ceil(WORKGROUP as u64));
+        dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, groups);
+    }
     Ok(())
 }
 

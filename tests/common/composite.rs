@@ -304,4 +304,68 @@ pub async fn long_loops_match(s: &Session) {
         got.read::<i32>().await.unwrap() == want,
         "int32 cumsum along an axis of {len}, 3 lines"
     );
+    long_channel_walks_match(s).await;
+}
+
+/// Convolutions whose threads walk 3×3 taps of 8,000 channels (72,000 multiply-adds): the forward
+/// pass (one and five output channels: a thread's quad whole or partial), with a bias and relu
+/// fused into it in a Program, and the input gradients of a dense and a depthwise convolution
+/// with 8,000 output channels. All ones over a 3×3 image with SAME padding: a pixel's sum is the
+/// taps inside the image times the channels, exact in float32.
+async fn long_channel_walks_match(s: &Session) {
+    let ch = 8000usize;
+    // the taps of a 3×3 window inside a 3×3 image, per pixel: corners 4, edges 6, the centre 9
+    let taps = [4.0f32, 6.0, 4.0, 6.0, 9.0, 6.0, 4.0, 6.0, 4.0];
+    let x = s.tensor(&vec![1f32; 9 * ch], &[1, 3, 3, ch]).unwrap();
+    for oc in [1usize, 5] {
+        let f = s.tensor(&vec![1f32; 9 * ch * oc], &[3, 3, ch, oc]).unwrap();
+        let got = read(&x.conv2d(&f, Pair::ONE, Pad::SAME, Pair::ONE).unwrap()).await;
+        let want: Vec<f32> = (0..9 * oc).map(|i| taps[i / oc] * ch as f32).collect();
+        assert_eq!(got, want, "conv2d 3×3 over {ch} channels into {oc}");
+    }
+    // relu(conv + bias) with the bias taking the corners below zero
+    let mut p = Program::new("conv bias relu");
+    let xi = p.input("x", DType::Float32, &[1, 3, 3, ch as i64]).unwrap();
+    let fi = p.input("f", DType::Float32, &[3, 3, ch as i64, 1]).unwrap();
+    let bias = p.constant(&[-5.0 * ch as f64], &[1], DType::Float32).unwrap();
+    let c = p.conv2d(xi, fi, Pair::ONE, Pad::SAME, Pair::ONE).unwrap();
+    let y = p.add(c, bias).unwrap();
+    let r = p.relu(y).unwrap();
+    p.output("y", r).unwrap();
+    let f = s.tensor(&vec![1f32; 9 * ch], &[3, 3, ch, 1]).unwrap();
+    let outs = s.compile(&p).unwrap().run(&[("x", &x), ("f", &f)], None).unwrap();
+    let want: Vec<f32> = taps.iter().map(|&t| ((t - 5.0) * ch as f32).max(0.0)).collect();
+    assert_eq!(
+        read(&outs[0].1).await,
+        want,
+        "relu(conv2d + bias) over {ch} channels"
+    );
+    // d(sum of the outputs)/dx: every tap of every output channel that reads the pixel
+    for depthwise in [false, true] {
+        let mut p = Program::new("input gradient");
+        let xi = p.input("x", DType::Float32, &[1, 3, 3, 1]).unwrap();
+        let fi = p.input("f", DType::Float32, &[3, 3, 1, ch as i64]).unwrap();
+        let c = if depthwise {
+            p.depthwise_conv2d(xi, fi, Pair::ONE, Pad::SAME, Pair::ONE)
+        } else {
+            p.conv2d(xi, fi, Pair::ONE, Pad::SAME, Pair::ONE)
+        }
+        .unwrap();
+        let l = p.sum(c, &[], false).unwrap();
+        let g = p.grad(l, &[xi]).unwrap();
+        p.output("gx", g[0]).unwrap();
+        let x1 = s.tensor(&[1f32; 9], &[1, 3, 3, 1]).unwrap();
+        let f = s.tensor(&vec![1f32; 9 * ch], &[3, 3, 1, ch]).unwrap();
+        let outs = s
+            .compile(&p)
+            .unwrap()
+            .run(&[("x", &x1), ("f", &f)], None)
+            .unwrap();
+        let want: Vec<f32> = taps.iter().map(|&t| t * ch as f32).collect();
+        assert_eq!(
+            read(&outs[0].1).await,
+            want,
+            "input gradient over {ch} output channels (depthwise {depthwise})"
+        );
+    }
 }
