@@ -129,7 +129,7 @@ mod native {
         // Running sums over 4M floats in lines of 64 (a thread each), 4,096 and 65,536 (a workgroup
         // each on GPUs; on CPU adapters the 65,536 lines too), queued four at a time, one queue drain.
         let mut g = c.benchmark_group("cumsum 4M floats, 4 + sync");
-        g.throughput(Throughput::Bytes(4 * (8 << 20))); // 4M floats read and written, four times
+        g.throughput(Throughput::Bytes(4 * (32 << 20))); // 16 MiB read and 16 MiB written, four times
         for len in [64usize, 4096, 65536] {
             let x = s.random_uniform(&[(4 << 20) / len, len], -1.0, 1.0, 7).unwrap();
             g.bench_with_input(BenchmarkId::new("line", len), &len, |b, _| {

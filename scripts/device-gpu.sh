@@ -33,7 +33,11 @@ has() { [[ " $steps " == *" $1 "* ]]; }
 if has tests; then
     echo "== tests"
     for t in $(cd .dev/new && ls native_*); do
-        timeout 100 ".dev/new/$t" --test-threads=1 2>&1 | tee "$out/test-$t.log" | grep -E "^test |panicked|test result" | grep -v " ok$"
+        timeout 100 ".dev/new/$t" --test-threads=1 >"$out/test-$t.log" 2>&1
+        rc=$?
+        grep -E "^test |panicked|test result" "$out/test-$t.log" | grep -v " ok$"
+        # a suite that crashed or ran out of time has no result line: say so
+        [ "$rc" = 0 ] || echo "$t: FAILED (exit $rc)"
     done
 fi
 for v in new base all; do

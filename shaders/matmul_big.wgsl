@@ -1,8 +1,9 @@
 // Batched matrix product for large outputs on GPUs, both operands plain row-major with K and N
 // multiples of 4 (A and B read as vec4s). Each workgroup of 16×16 threads computes a 128×128 output
 // tile; each thread an 8×8 block held in sixteen vec4 registers: rows 4·ty .. +4 and 64 + 4·ty .. +4,
-// columns 4·tx .. +4 and 64 + 4·tx .. +4 (the two halves 64 apart, so a warp's workgroup-memory reads
-// are consecutive vec4s or one broadcast). Per k-step a thread reads four vec4s for 64 multiply-adds.
+// columns 4·tx .. +4 and 64 + 4·tx .. +4 (the two halves 64 apart, so a 32-lane warp's workgroup-memory
+// reads are 16 consecutive vec4s of B, or two vec4s of A each broadcast to 16 lanes). Per k-step a
+// thread reads four vec4s for 64 multiply-adds.
 // K is taken in tiles of 16; the next tile's operands are loaded into registers (two vec4s of A, two
 // of B a thread) while the current one is multiplied, then written to workgroup memory.
 // The host prepends `alias T = f32|i32|u32;`, `const TRANS_A/TRANS_B` (both false here), `fn

@@ -206,12 +206,14 @@ const SMALL_TILE: usize = 16;
 const MIN_LARGE_GROUPS: usize = 16;
 /// Output rows and columns per workgroup of `matmul_big.wgsl`.
 const BIG_TILE: usize = 128;
-/// From this many 128×128 workgroups on, `matmul_big.wgsl` (twice the multiply-adds per
-/// workgroup-memory read of `matmul.wgsl`, vec4 loads) takes plain products. On an H200 (132
-/// multiprocessors), device time of eight products queued: 1024² (64 tiles) 21.2 TFLOP/s against
-/// the 64×64 kernel's 15.1, 2048² 28.6 against 16.3, 4096² 30.5 against 17.2; with fewer tiles the
-/// 64×64 kernel's four times as many workgroups kept more of the chip busy: 512² (16 tiles) 4 %
-/// and 256² 14 % slower with a readback each, the MLP's 64×784·784×256 (2 tiles) 1.8× slower.
+/// From this many 128×128 workgroups on, `matmul_big.wgsl` (16 multiply-adds per vec4
+/// workgroup-memory read against `matmul.wgsl`'s 10.7, and vec4 loads from memory) takes plain
+/// products. On an H200 (132 multiprocessors), device time of eight products queued, both kernels in
+/// one run (BENCHMARKS.md "Native on an H200"): 1024² (64 tiles) 22.8 TFLOP/s against the 64×64
+/// kernel's 14.8, 2048² 27.9 against 16.0, 4096² 30.4 against 17.2. With fewer tiles the 64×64
+/// kernel's four times as many workgroups kept more of the chip busy (a build taking the big kernel
+/// for every plain product, in the same runs: 512², 16 tiles, 4 % and 256² 14 % slower with a readback
+/// each, the MLP's 64×784·784×256, 2 tiles, 1.8× slower).
 const MIN_BIG_GROUPS: usize = 64;
 
 pub(crate) fn matmul(
@@ -282,14 +284,16 @@ pub(crate) fn matmul_with(
     let large = n.div_ceil(TILE) * m.div_ceil(TILE) * batch.max(1) >= MIN_LARGE_GROUPS;
     // GPUs: plain operands read as vec4s, enough 128×128 tiles to fill a large one, M and N at least
     // a tile (a pointwise convolution into 64 channels, 12544×32·32×64, would leave half of each
-    // tile idle; the 64×64 tiling has 196 full tiles there); CPU adapters
-    // past the CPU form's loop bound keep the 64×64 tiling, whose loop bound is known there)
+    // tile idle; the 64×64 tiling has 196 full tiles there), and 16 KiB of workgroup memory (WebGPU's
+    // default; a downlevel adapter may offer less). CPU adapters past the CPU form's loop bound keep
+    // the 64×64 tiling, whose loop bound is known there.
     let big = !ctx.cpu_adapter
         && !ta
         && !tb
         && k.is_multiple_of(4)
         && n.is_multiple_of(4)
         && m.min(n) >= BIG_TILE
+        && ctx.device.limits().max_compute_workgroup_storage_size >= 16384
         && n.div_ceil(BIG_TILE) * m.div_ceil(BIG_TILE) * batch.max(1) >= MIN_BIG_GROUPS;
     let (kernel, tile, form) = match cpu_form {
         Some((vec, full, (r, c), lanes, cb)) => (

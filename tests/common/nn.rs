@@ -473,9 +473,10 @@ async fn epilogues_fuse_and_match(s: &Session, rng: &mut Rng) {
     let f64s = |h: &Host<f32>| h.data.iter().map(|&v| v as f64).collect::<Vec<_>>();
     let close = Tol::Close { rel: 1e-5, abs: 1e-5 };
     // matmul (both the small and the tiled kernel) + a broadcast bias + relu; on CPU adapters the
-    // last two are the 8×16-block form under an epilogue (N a multiple of 4 but not of 8 or 16,
-    // rows not in fours; the bias read once per column quad through `channels`), the others the
-    // 4×8 form; on GPUs the last is the big kernel (72 128×128 tiles, the bias read per quad)
+    // third and fourth are the 8×16-block form under an epilogue (N a multiple of 4 but not of 8 or
+    // 16, rows not in fours; the bias read once per column quad through `channels`), as is the last,
+    // the first two the 4×8 form; on GPUs the last is the big kernel (72 128×128 tiles, the bias read
+    // per quad)
     for (m, k, n) in [
         (4usize, 8usize, 6usize),
         (96, 40, 130),
