@@ -4,8 +4,9 @@
 // The host prepends `alias T = f32|i32|u32;`, `const TRANS_A: bool` and `TRANS_B` (an operand stored
 // with its last two axes swapped: A as K×M, B as N×K, read in place) and `fn store(i: u32, v: T)` (a plain write, or a fused
 // epilogue: `kernels/fused.rs`).
-// params: [M, K, N, batch_rank, group offsets x, y, z, out_batch_dims[r], a_batch_strides[r], b_batch_strides[r]]
-// (strides in elements; 0 where a side broadcasts). Workgroups: (ceil(N/64), ceil(M/64), batch).
+// params: [M, K, N, batch_rank, group offsets x, y, z, out_batch_dims[r], a_batch_strides[r], b_batch_strides[r],
+// k0, k1] (strides in elements; 0 where a side broadcasts; K from k0 to k1 in this pass, k0 a multiple of
+// 16: `k_range`, `put`). Workgroups: (ceil(N/64), ceil(M/64), batch).
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
 @group(0) @binding(2) var<storage, read> a: array<u32>;
@@ -41,7 +42,8 @@ fn main(@builtin(workgroup_id) wid0: vec3<u32>, @builtin(local_invocation_id) li
     var acc7 = vec4<T>();
     let r0 = lid.y * 8u;
     let c0 = lid.x * 4u;
-    for (var t = 0u; t < kk; t = t + TK) {
+    let kr = k_range();
+    for (var t = kr.x; t < kr.y; t = t + TK) {
         for (var j = 0u; j < 8u; j = j + 1u) {
             let e = tid + 128u * j;
             // A tile: 64 rows × 16 k
@@ -99,8 +101,8 @@ fn write_row(out_base: u32, r: u32, c: u32, m: u32, n: u32, v: vec4<T>) {
         return;
     }
     let base = out_base + r * n + c;
-    if (c < n) { store(base, v.x); }
-    if (c + 1u < n) { store(base + 1u, v.y); }
-    if (c + 2u < n) { store(base + 2u, v.z); }
-    if (c + 3u < n) { store(base + 3u, v.w); }
+    if (c < n) { put(base, v.x); }
+    if (c + 1u < n) { put(base + 1u, v.y); }
+    if (c + 2u < n) { put(base + 2u, v.z); }
+    if (c + 3u < n) { put(base + 3u, v.w); }
 }

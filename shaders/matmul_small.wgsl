@@ -2,8 +2,8 @@
 // More workgroups than `matmul.wgsl` for the same output, so small products keep the device busy.
 // The host prepends `alias T = f32|i32|u32;` and `fn store(i: u32, v: T)` (a plain write, or a fused
 // epilogue: `kernels/fused.rs`).
-// params: [M, K, N, batch_rank, group offsets x, y, z, out_batch_dims[r], a_batch_strides[r], b_batch_strides[r]]
-// (strides in elements; 0 where a side broadcasts). Workgroups: (ceil(N/16), ceil(M/16), batch).
+// params: [M, K, N, batch_rank, group offsets x, y, z, out_batch_dims[r], a_batch_strides[r], b_batch_strides[r],
+// k0, k1] (as `matmul.wgsl`). Workgroups: (ceil(N/16), ceil(M/16), batch).
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
 @group(0) @binding(2) var<storage, read> a: array<u32>;
@@ -26,8 +26,9 @@ fn main(@builtin(workgroup_id) wid0: vec3<u32>, @builtin(local_invocation_id) li
     let row = wid.y * TILE + lid.y;
     let col = wid.x * TILE + lid.x;
     var acc = T(0);
-    let tiles = (kk + TILE - 1u) / TILE;
-    for (var t = 0u; t < tiles; t = t + 1u) {
+    let kr = k_range();
+    let tiles = (kr.y + TILE - 1u) / TILE;
+    for (var t = kr.x / TILE; t < tiles; t = t + 1u) {
         let ak = t * TILE + lid.x;
         let bk = t * TILE + lid.y;
         if (row < m && ak < kk) {
@@ -47,6 +48,6 @@ fn main(@builtin(workgroup_id) wid0: vec3<u32>, @builtin(local_invocation_id) li
         workgroupBarrier();
     }
     if (row < m && col < n) {
-        store(wid.z * m * n + row * n + col, acc);
+        put(wid.z * m * n + row * n + col, acc);
     }
 }

@@ -204,6 +204,11 @@ const SMALL_TILE: usize = 16;
 /// busy. On an H200 the large kernel made 512² and 1024² products 1.1–1.6× faster, but the MLP
 /// (whose products have 64×256 and 64×10 outputs) 1.7× slower when it was used for everything.
 const MIN_LARGE_GROUPS: usize = 16;
+/// The most of K one pass of the tiled forms sums on a CPU adapter: their loop takes K/16
+/// iterations, and lavapipe stops an invocation's loops after `MAX_LOOP` (in one pass, a [2, 1.2M] ·
+/// [1.2M, 3] product gave 0.5 where −5.5 is exact there); half of that, in whole 16s. Each pass adds
+/// to the passes before it; the last stores through the fused epilogue.
+const K_PASS: usize = 16 * (super::MAX_LOOP / 2);
 /// Output rows and columns per workgroup of `matmul_big.wgsl`.
 const BIG_TILE: usize = 128;
 /// From this many 128×128 workgroups on, `matmul_big.wgsl` (16 multiply-adds per vec4
@@ -258,6 +263,10 @@ pub(crate) fn matmul_with(
             }
         }));
     }
+    // the K range of a pass (`k_range` in `matmul_batch.wgsl`): [0, K) but for the tiled forms on
+    // CPU adapters (below)
+    let k_at = params.len();
+    params.extend([0, k as u32]);
     let t = wgsl_type(a.dtype);
     // CPU adapters: no workgroup memory (`matmul_cpu.wgsl`), 8×8 invocations of R×C blocks
     // (`cpu_block`; the block is part of the pipeline key: with an epilogue it depends on K),
@@ -338,22 +347,31 @@ pub(crate) fn matmul_with(
     let mut inputs = vec![(a.buffer, a.len()), (b.buffer, b.len())];
     inputs.extend(&parts.inputs);
     let groups = [n.div_ceil(tile.0), m.div_ceil(tile.1), batch.max(1)];
+    // On CPU adapters the tiled forms loop over K in 16s, a pass at most `K_PASS` of it
+    let k_step = if ctx.cpu_adapter && matches!(kernel, "matmul" | "matmul_small") {
+        K_PASS
+    } else {
+        k.max(1)
+    };
     // Each dimension may exceed WebGPU's 65535 workgroups: record one dispatch per chunk.
     let chunks = |d: usize| (0..groups[d]).step_by(MAX_GROUPS_PER_DIM as usize);
-    for z in chunks(2) {
-        for y in chunks(1) {
-            for x in chunks(0) {
-                let size = |d: usize, at: usize| (groups[d] - at).min(MAX_GROUPS_PER_DIM as usize) as u32;
-                params[4..7].copy_from_slice(&[x as u32, y as u32, z as u32]);
-                dispatch(
-                    ctx,
-                    enc,
-                    &p,
-                    (out.buffer, out.len()),
-                    &params,
-                    &inputs,
-                    (size(0, x), size(1, y), size(2, z)),
-                );
+    for k0 in (0..k.max(1)).step_by(k_step) {
+        params[k_at..k_at + 2].copy_from_slice(&[k0 as u32, (k0 + k_step).min(k) as u32]);
+        for z in chunks(2) {
+            for y in chunks(1) {
+                for x in chunks(0) {
+                    let size = |d: usize, at: usize| (groups[d] - at).min(MAX_GROUPS_PER_DIM as usize) as u32;
+                    params[4..7].copy_from_slice(&[x as u32, y as u32, z as u32]);
+                    dispatch(
+                        ctx,
+                        enc,
+                        &p,
+                        (out.buffer, out.len()),
+                        &params,
+                        &inputs,
+                        (size(0, x), size(1, y), size(2, z)),
+                    );
+                }
             }
         }
     }

@@ -81,9 +81,9 @@ const FILL: &str = include_str!("../../shaders/fill.wgsl");
 /// K = 300,000 summed 262,136 terms there, a softmax row of 100,000 wrote zeros past 65,535. A
 /// kernel whose loop would run longer takes a form whose invocations share the work (matmul's tiled
 /// forms, the workgroup forms of softmax, of a reduction into many outputs, of a convolution's
-/// filter gradient and of `cumsum`), or passes over channel ranges (a convolution and its input
-/// gradient). Still cut short on lavapipe (README "Hardening"): shapes where
-/// even those forms' loops pass this (K > ~1M, softmax rows > ~1.4M, cumsum lines > ~8.4M).
+/// filter gradient and of `cumsum`), or passes over ranges (a convolution's channels, its input
+/// gradient's, matmul's K). Still cut short on lavapipe (README "Hardening"): shapes where even
+/// those forms' loops pass this (softmax rows > ~1.4M, cumsum lines > ~8.4M).
 pub(crate) const MAX_LOOP: usize = 65_535;
 
 /// What recording needs from a session.

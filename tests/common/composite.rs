@@ -305,6 +305,43 @@ pub async fn long_loops_match(s: &Session) {
         "int32 cumsum along an axis of {len}, 3 lines"
     );
     long_channel_walks_match(s).await;
+    long_products_match(s).await;
+}
+
+/// Products with K = 1.2M (past the tiled forms' loop budget on lavapipe: 16 × 65,535), plain and
+/// with a bias and relu fused into the last pass in a Program. The inputs repeat with periods 7 and 5
+/// around zero, so every partial sum is a small multiple of 0.5: exact in float32.
+async fn long_products_match(s: &Session) {
+    let k = 1_200_000usize;
+    let a: Vec<f32> = (0..2 * k).map(|i| ((i % k + i / k) % 7) as f32 - 3.0).collect();
+    let b: Vec<f32> = (0..k * 3).map(|i| ((i / 3 + i % 3) % 5) as f32 * 0.5).collect();
+    let want: Vec<f64> = (0..6)
+        .map(|o| {
+            let (r, c) = (o / 3, o % 3);
+            (0..k).map(|j| a[r * k + j] as f64 * b[j * 3 + c] as f64).sum()
+        })
+        .collect();
+    let (ta, tb) = (s.tensor(&a, &[2, k]).unwrap(), s.tensor(&b, &[k, 3]).unwrap());
+    let got = read(&ta.matmul(&tb).unwrap()).await;
+    let exact: Vec<f32> = want.iter().map(|&v| v as f32).collect();
+    assert_eq!(got, exact, "matmul with K = {k}");
+    let mut p = Program::new("dense");
+    let xi = p.input("x", DType::Float32, &[2, k as i64]).unwrap();
+    let wi = p.input("w", DType::Float32, &[k as i64, 3]).unwrap();
+    let bias = p.constant(&[-1.5, 0.5, 2.0], &[3], DType::Float32).unwrap();
+    let mm = p.matmul(xi, wi).unwrap();
+    let y = p.add(mm, bias).unwrap();
+    let r = p.relu(y).unwrap();
+    p.output("y", r).unwrap();
+    let outs = s
+        .compile(&p)
+        .unwrap()
+        .run(&[("x", &ta), ("w", &tb)], None)
+        .unwrap();
+    let fused: Vec<f32> = (0..6)
+        .map(|o| (want[o] + [-1.5, 0.5, 2.0][o % 3]).max(0.0) as f32)
+        .collect();
+    assert_eq!(read(&outs[0].1).await, fused, "relu(matmul + bias) with K = {k}");
 }
 
 /// Convolutions whose threads walk 3×3 taps of 8,000 channels (72,000 multiply-adds): the forward
