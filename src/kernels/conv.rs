@@ -306,8 +306,9 @@ pub(crate) fn input_grad(
     let p = ctx.cache.pipeline(ctx.device, "conv_input_grad", key, || {
         format!("const DEPTHWISE: bool = {depthwise};\n{CONV_INPUT_GRAD}")
     });
-    let inputs = [(f.buffer, f.len()), (g.buffer, g.len())]; // x gives only its shape
-                                                             // the output channels (or multipliers) a pass walks: FH·FW iterations a channel
+    // x gives only its shape
+    let inputs = [(f.buffer, f.len()), (g.buffer, g.len())];
+    // the output channels (or multipliers) a pass walks: FH·FW iterations a channel
     let (fh, fw, k) = (f.shape[0], f.shape[1], f.shape[3]);
     let per_pass = super::MAX_LOOP.saturating_sub(fh + fh * fw + 8) / (fh * fw).max(1);
     params.extend([0, 0]);

@@ -39,12 +39,11 @@ pub(crate) fn cumsum(
     let inner: usize = a.shape[(ax + 1).min(a.shape.len())..].iter().product();
     let lines = a.len() as usize / len;
     let t = wgsl_type(a.dtype);
-    let wg = len
-        > if ctx.cpu_adapter {
-            super::MAX_LOOP
-        } else {
-            LONG_SCAN - 1
-        };
+    let wg = if ctx.cpu_adapter {
+        len > super::MAX_LOOP
+    } else {
+        len >= LONG_SCAN
+    };
     let (kernel, source) = if wg {
         ("cumsum_wg", CUMSUM_WG)
     } else {
