@@ -105,15 +105,7 @@ pub(crate) fn conv2d_with(
 /// silently: a 3×3 convolution over 8,000 input channels summed 21,842 of 72,000 there). Each pass
 /// after the first adds to what the passes before it wrote; the last one stores the result.
 fn channel_passes(ctx: &Ctx, n: usize, per_pass: usize) -> Vec<[u32; 2]> {
-    let step = if ctx.cpu_adapter {
-        per_pass.max(1)
-    } else {
-        n.max(1)
-    };
-    (0..n.max(1))
-        .step_by(step)
-        .map(|a| [a as u32, (a + step).min(n) as u32])
-        .collect()
+    super::passes(n, if ctx.cpu_adapter { per_pass } else { n }).collect()
 }
 
 /// Records a windowed kernel that stores through `store`: its parameters and inputs, then those of

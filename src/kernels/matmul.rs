@@ -302,8 +302,8 @@ pub(crate) fn matmul_with(
         && k.is_multiple_of(4)
         && n.is_multiple_of(4)
         && m.min(n) >= BIG_TILE
-        && ctx.device.limits().max_compute_workgroup_storage_size >= 16384
-        && n.div_ceil(BIG_TILE) * m.div_ceil(BIG_TILE) * batch.max(1) >= MIN_BIG_GROUPS;
+        && n.div_ceil(BIG_TILE) * m.div_ceil(BIG_TILE) * batch.max(1) >= MIN_BIG_GROUPS
+        && ctx.device.limits().max_compute_workgroup_storage_size >= 16384;
     let (kernel, tile, form) = match cpu_form {
         Some((vec, full, (r, c), lanes, cb)) => (
             "matmul_cpu",
@@ -351,12 +351,12 @@ pub(crate) fn matmul_with(
     let k_step = if ctx.cpu_adapter && matches!(kernel, "matmul" | "matmul_small") {
         K_PASS
     } else {
-        k.max(1)
+        k
     };
     // Each dimension may exceed WebGPU's 65535 workgroups: record one dispatch per chunk.
     let chunks = |d: usize| (0..groups[d]).step_by(MAX_GROUPS_PER_DIM as usize);
-    for k0 in (0..k.max(1)).step_by(k_step) {
-        params[k_at..k_at + 2].copy_from_slice(&[k0 as u32, (k0 + k_step).min(k) as u32]);
+    for pass in super::passes(k, k_step) {
+        params[k_at..k_at + 2].copy_from_slice(&pass);
         for z in chunks(2) {
             for y in chunks(1) {
                 for x in chunks(0) {

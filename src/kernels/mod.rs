@@ -121,6 +121,16 @@ impl Operand<'_> {
     }
 }
 
+/// `[start, end)` ranges of at most `step` covering `0..n` (one empty range when `n` is 0): the
+/// passes of a kernel whose loop would pass `MAX_LOOP` on a CPU adapter (matmul's K, a convolution's
+/// channels), each pass adding to what the passes before it wrote.
+pub(crate) fn passes(n: usize, step: usize) -> impl Iterator<Item = [u32; 2]> {
+    let step = step.max(1);
+    (0..n.max(1))
+        .step_by(step)
+        .map(move |a| [a as u32, (a + step).min(n) as u32])
+}
+
 /// A workgroup grid covering `groups` workgroups, at most 65,535 per dimension; kernels linearise
 /// it as `(wid.z * groups.y + wid.y) * groups.x + wid.x` and skip the excess. Any `u32` count of
 /// workgroups fits (65,535³ > 2³²).
