@@ -1,12 +1,14 @@
-// Running sums along one axis for long lines: one workgroup of 256 threads per (outer, inner) line.
-// Thread `lid` takes a contiguous run of ceil(len / 256) elements in scan order (reversed with
-// `reverse`): it sums its run, the workgroup scans the 256 run sums (Hillis–Steele, in workgroup
-// memory), then each thread walks its run again from the sum of the runs before it (each output
-// leaving its own element out with `exclusive`). A thread's loops take 2·len/256 iterations, so
-// lines past `kernels::MAX_LOOP` run here on CPU adapters (lavapipe stops an invocation's loops after
-// 65,535 iterations: `cumsum.wgsl`'s one thread per line would stop short), and long lines on GPUs
-// are walked by 256 threads instead of one. The host prepends `alias T = ...;`.
-// params: [lines, len, inner, exclusive, reverse]. Workgroups: one per line (`grid`).
+// Running sums along one axis for long lines: one workgroup of 256 threads per (outer, inner) line,
+// or per part of one (`parts` > 1: scan positions [p·per, min(len, (p + 1)·per)), lines past
+// `ops::LONG_LINE`). Thread `lid` takes a contiguous run of ceil(part / 256) elements in scan order
+// (reversed with `reverse`): it sums its run, the workgroup scans the 256 run sums (Hillis–Steele,
+// in workgroup memory), then each thread walks its run again from the sum of the runs before it
+// and of the parts before (`part_offset`, prepended: the sums `cumsum_sums.wgsl` wrote, or 0 for a
+// whole line), each output leaving its own element out with `exclusive`. A thread's loops take
+// 2·per/256 + p iterations, far below lavapipe's 65,535 per invocation (`cumsum.wgsl`'s one thread
+// per line would stop short past it), and long lines on GPUs are walked by 256 threads a part
+// instead of one. The host prepends `alias T = ...;` and `fn part_offset(line, p, parts) -> T`.
+// params: [lines, len, inner, exclusive, reverse, parts, per]. Workgroups: lines·parts (`grid`).
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
 @group(0) @binding(2) var<storage, read> a: array<u32>;
@@ -19,7 +21,9 @@ fn main(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let line = (wid.z * groups.y + wid.y) * groups.x + wid.x;
+    let g = (wid.z * groups.y + wid.y) * groups.x + wid.x;
+    let parts = params[5];
+    let line = g / parts;
     // no early return: every invocation reaches the barriers
     let valid = line < params[0];
     let len = params[1];
@@ -27,9 +31,11 @@ fn main(
     let exclusive = params[3] != 0u;
     let reverse = params[4] != 0u;
     let base = (line / inner) * len * inner + line % inner;
-    let per = (len + 255u) / 256u;
-    let start = min(lid * per, len);
-    let end = min(start + per, len);
+    let lo = min((g % parts) * params[6], len);
+    let hi = min(lo + params[6], len);
+    let span = (hi - lo + 255u) / 256u;
+    let start = min(lo + lid * span, hi);
+    let end = min(start + span, hi);
     var s = T(0);
     if (valid) {
         for (var k = start; k < end; k = k + 1u) {
@@ -49,8 +55,11 @@ fn main(
         workgroupBarrier();
     }
     var acc = T(0);
+    if (valid) {
+        acc = part_offset(line, g % parts, parts);
+    }
     if (lid > 0u) {
-        acc = part[lid - 1u];
+        acc = acc + part[lid - 1u];
     }
     if (valid) {
         for (var k = start; k < end; k = k + 1u) {

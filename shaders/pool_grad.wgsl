@@ -1,5 +1,6 @@
 // The gradient of max or average pooling with respect to its input: one thread per input element
-// (n, iy, ix, c) visits the windows that contain it. Max (`const MAX: bool`): it receives a
+// (n, iy, ix, c) visits the windows that contain it (only those: their range is computed, so
+// a thread's loops are as long as a window's overlap, however large the image). Max (`const MAX: bool`): it receives a
 // window's g when it is that window's first maximum (the forward kernel's choice, recomputed here);
 // average: g divided by the number of the window's cells inside the input.
 // params: [len, H, W, C, OH, OW, FH, FW, stride_h, stride_w, pad_top, pad_left].
@@ -11,6 +12,15 @@
 
 fn is_nan(v: f32) -> bool {
     return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
+}
+
+// The first window (of stride `s`, `f` wide) whose span contains position `p` (padding included):
+// ceil((p + 1 − f) / s), 0 when that is negative.
+fn first_window(p: u32, f: u32, s: u32) -> u32 {
+    if (p + 1u <= f) {
+        return 0u;
+    }
+    return (p + 1u - f + s - 1u) / s;
 }
 
 @compute @workgroup_size(256)
@@ -31,17 +41,17 @@ fn main(
     let ix = pixel % W;
     let iy = (pixel / W) % H;
     let n = pixel / (W * H);
+    // only the windows that contain (iy, ix): oy·sh − pt ≤ iy < oy·sh − pt + FH, that is
+    // oy in [ceil((iy + pt + 1 − FH) / sh), floor((iy + pt) / sh)] within [0, OH); the same across
+    let oy_lo = first_window(iy + pt, FH, sh);
+    let oy_hi = min(OH, (iy + pt) / sh + 1u);
+    let ox_lo = first_window(ix + pl, FW, sw);
+    let ox_hi = min(OW, (ix + pl) / sw + 1u);
     var acc = 0.0;
-    for (var oy = 0u; oy < OH; oy = oy + 1u) {
+    for (var oy = oy_lo; oy < oy_hi; oy = oy + 1u) {
         let y0 = i32(oy * sh) - i32(pt);
-        if (i32(iy) < y0 || i32(iy) >= y0 + i32(FH)) {
-            continue;
-        }
-        for (var ox = 0u; ox < OW; ox = ox + 1u) {
+        for (var ox = ox_lo; ox < ox_hi; ox = ox + 1u) {
             let x0 = i32(ox * sw) - i32(pl);
-            if (i32(ix) < x0 || i32(ix) >= x0 + i32(FW)) {
-                continue;
-            }
             // the window's cells inside the input, in the forward kernel's order
             var best = 0.0;
             var by = 0u;

@@ -70,8 +70,8 @@ fn run(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor], lazy: bool) -> Resu
         (Op::Reduce { .. }, [a]) if a.dtype() == dtype => crate::lazy::chain_of(a),
         _ => None,
     };
-    let in_len = args.first().map_or(1, |a| a.shape().iter().product::<usize>()) as u64;
-    let scratch = op.scratch_words(in_len, shape.iter().product::<usize>() as u64);
+    let in_shape = args.first().map_or(&[][..], |a| a.shape());
+    let scratch = op.scratch_words(in_shape, shape.iter().product::<usize>() as u64);
     record_into(
         s,
         shape,

@@ -46,6 +46,11 @@ fn split_reduction_at_the_bound() {
 }
 
 #[test]
+fn line_parts_at_the_bound() {
+    block_on(scratch_edges::line_parts_at_the_bound(&bounded(1 << 20)));
+}
+
+#[test]
 fn run_out_of_room_mid_program() {
     block_on(edges::run_out_of_room_mid_program(&bounded(1 << 20)));
 }

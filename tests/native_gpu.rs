@@ -126,7 +126,7 @@ fn long_index_runs_match() {
 
 #[test]
 fn long_loops_match() {
-    block_on(common::composite::long_loops_match(&session(None)));
+    block_on(common::long_loops::long_loops_match(&session(None)));
 }
 
 #[test]

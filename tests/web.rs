@@ -319,7 +319,7 @@ async fn long_index_runs_match() {
 
 #[wasm_bindgen_test]
 async fn long_loops_match() {
-    common::composite::long_loops_match(&session().await).await;
+    common::long_loops::long_loops_match(&session().await).await;
 }
 
 #[wasm_bindgen_test]

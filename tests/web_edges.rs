@@ -50,6 +50,11 @@ async fn split_reduction_at_the_bound() {
 }
 
 #[wasm_bindgen_test]
+async fn line_parts_at_the_bound() {
+    scratch_edges::line_parts_at_the_bound(&bounded(1 << 20).await).await;
+}
+
+#[wasm_bindgen_test]
 async fn run_out_of_room_mid_program() {
     edges::run_out_of_room_mid_program(&bounded(1 << 20).await).await;
 }

@@ -14,6 +14,7 @@ mod epilogue;
 mod fused;
 pub(crate) use fused::record_fused_outputs;
 mod layout;
+mod lines;
 mod matmul;
 mod reduce;
 
@@ -80,10 +81,10 @@ const FILL: &str = include_str!("../../shaders/fill.wgsl");
 /// 65,535 iterations, without an error (loops nested in chunks share that budget) — a matmul with
 /// K = 300,000 summed 262,136 terms there, a softmax row of 100,000 wrote zeros past 65,535. A
 /// kernel whose loop would run longer takes a form whose invocations share the work (matmul's tiled
-/// forms, the workgroup forms of softmax, of a reduction into many outputs, of a convolution's
-/// filter gradient and of `cumsum`), or passes over ranges (a convolution's channels, its input
-/// gradient's, matmul's K). Still cut short on lavapipe (README "Hardening"): shapes where even
-/// those forms' loops pass this (softmax rows > ~1.4M, cumsum lines > ~8.4M).
+/// forms, the workgroup forms of a reduction into many outputs and of a convolution's filter
+/// gradient, softmax rows and `cumsum` lines in parts: `lines.rs`), or passes over ranges (a
+/// convolution's channels, its input gradient's, matmul's K); a pooling gradient's thread visits
+/// only the windows that contain its element.
 pub(crate) const MAX_LOOP: usize = 65_535;
 
 /// What recording needs from a session.

@@ -1,80 +1,19 @@
 //! Reductions over any set of axes (`shaders/reduce.wgsl`) — of a buffer, or of an elementwise
-//! chain computed as it is read (fused in programs) — and softmax (`shaders/softmax.wgsl`).
+//! chain computed as it is read (fused in programs).
 
 use super::fused::load_parts;
 use super::{dispatch, grid, strides, wgsl_type, Ctx, Operand};
 use crate::dtype::DType;
 use crate::error::Result;
-use crate::ops::infer::{axis, reduce_axes};
+use crate::ops::infer::reduce_axes;
 use crate::ops::ReduceOp;
 use crate::program::fusion::Group;
 
 const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
-const SOFTMAX: &str = include_str!("../../shaders/softmax.wgsl");
-const SOFTMAX_SERIAL: &str = include_str!("../../shaders/softmax_serial.wgsl");
-const CUMSUM: &str = include_str!("../../shaders/cumsum.wgsl");
-const CUMSUM_WG: &str = include_str!("../../shaders/cumsum_wg.wgsl");
-/// On GPUs, lines of at least this many elements are scanned by a workgroup each
-/// (`shaders/cumsum_wg.wgsl`), not walked by one thread.
-const LONG_SCAN: usize = 4096;
 const REDUCE_PARTS: &str = include_str!("../../shaders/reduce_parts.wgsl");
 const REDUCE_FLAT: &str = include_str!("../../shaders/reduce_flat.wgsl");
 /// `fn out_base` and `fn elem_offset`, prepended to both reductions.
 const REDUCE_INDEX: &str = include_str!("../../shaders/reduce_index.wgsl");
-
-/// Running sums along `ax`: one thread per line (`shaders/cumsum.wgsl`), or a workgroup per line
-/// (`shaders/cumsum_wg.wgsl`) for lines past `MAX_LOOP` on CPU adapters and from `LONG_SCAN` on GPUs.
-pub(crate) fn cumsum(
-    ctx: &Ctx,
-    enc: &mut crate::commands::Commands,
-    args: &[Operand],
-    out: Operand,
-    &ax: &i64,
-    &exclusive: &bool,
-    &reverse: &bool,
-) -> Result<()> {
-    let a = args[0];
-    let ax = axis("cumsum", ax, a.shape.len())?;
-    let len = a.shape.get(ax).copied().unwrap_or(1);
-    let inner: usize = a.shape[(ax + 1).min(a.shape.len())..].iter().product();
-    let lines = a.len() as usize / len;
-    let t = wgsl_type(a.dtype);
-    let wg = if ctx.cpu_adapter {
-        len > super::MAX_LOOP
-    } else {
-        len >= LONG_SCAN
-    };
-    let (kernel, source) = if wg {
-        ("cumsum_wg", CUMSUM_WG)
-    } else {
-        ("cumsum", CUMSUM)
-    };
-    let p = ctx
-        .cache
-        .pipeline(ctx.device, kernel, t, || format!("alias T = {t};\n{source}"));
-    let params = [
-        lines as u32,
-        len as u32,
-        inner as u32,
-        exclusive as u32,
-        reverse as u32,
-    ];
-    let groups = grid(if wg {
-        lines as u64
-    } else {
-        (lines as u64).div_ceil(super::WORKGROUP as u64)
-    });
-    dispatch(
-        ctx,
-        enc,
-        &p,
-        (out.buffer, out.len()),
-        &params,
-        &[(a.buffer, a.len())],
-        groups,
-    );
-    Ok(())
-}
 
 /// The identity of `op` over `d`, as bits.
 fn identity(op: ReduceOp, d: DType) -> u32 {
@@ -268,41 +207,3 @@ const VEC4_LOAD: &str = "@group(0) @binding(2) var<storage, read> a: array<vec4<
 /// `fn load4` through `fn load` (never called: `V4` is false, but the shader names it).
 const FALLBACK_LOAD4: &str =
     "fn load4(i: u32) -> vec4<T> { return vec4<T>(load(i), load(i + 1u), load(i + 2u), load(i + 3u)); }\n";
-
-pub(crate) fn softmax(
-    ctx: &Ctx,
-    enc: &mut crate::commands::Commands,
-    args: &[Operand],
-    out: Operand,
-    &ax: &i64,
-) -> Result<()> {
-    let a = args[0];
-    debug_assert_eq!(a.dtype, DType::Float32);
-    let ax = axis("softmax", ax, a.shape.len())?;
-    let len = a.shape.get(ax).copied().unwrap_or(1);
-    let inner: usize = a.shape[(ax + 1).min(a.shape.len())..].iter().product();
-    let rows = a.len() as usize / len;
-    // CPU adapters: an invocation per row, no barriers; GPUs, and rows too long for one
-    // invocation's loop (`MAX_LOOP`): a workgroup per row, 64 lanes sharing it
-    let (p, groups) = if ctx.cpu_adapter && len <= super::MAX_LOOP {
-        let p = ctx
-            .cache
-            .pipeline(ctx.device, "softmax_serial", "", || SOFTMAX_SERIAL.to_string());
-        (p, grid((rows as u64).div_ceil(64)))
-    } else {
-        let p = ctx
-            .cache
-            .pipeline(ctx.device, "softmax", "", || SOFTMAX.to_string());
-        (p, grid(rows as u64))
-    };
-    dispatch(
-        ctx,
-        enc,
-        &p,
-        (out.buffer, out.len()),
-        &[rows as u32, len as u32, inner as u32],
-        &[(a.buffer, a.len())],
-        groups,
-    );
-    Ok(())
-}

@@ -233,19 +233,53 @@ pub(crate) fn reduce_parts(count: u64, outputs: u64) -> u64 {
     (count / SPLIT_ELEMENTS).clamp(1, MAX_PARTS)
 }
 
+/// Lines (softmax rows, `cumsum` lines) longer than this run in parts: one workgroup per part of
+/// a line, a second pass per part finishing it from every part's summary (scratch).
+pub(crate) const LONG_LINE: usize = 65_535;
+/// Most parts of one line.
+const MAX_LINE_PARTS: usize = 256;
+
+/// How many parts a softmax row or `cumsum` line of `len` elements runs in (1: one workgroup or
+/// invocation for the whole line): a part per 65,536 elements, at most 256. Past 65,535 a line is
+/// longer than an invocation's loop on lavapipe may run (`kernels::MAX_LOOP`) even when 256 lanes
+/// share it, and on a GPU a long line in one workgroup leaves the rest of the device idle.
+pub(crate) fn line_parts(len: usize) -> usize {
+    if len <= LONG_LINE {
+        1
+    } else {
+        len.div_ceil(LONG_LINE + 1).clamp(2, MAX_LINE_PARTS)
+    }
+}
+
 impl Op {
-    /// Words of scratch a kernel of this op needs for an input of `input` elements and an output of
-    /// `output` elements (0: none): a split reduction's partial results.
-    pub(crate) fn scratch_words(&self, input: u64, output: u64) -> u64 {
+    /// Words of scratch a kernel of this op needs for an input of shape `input` and an output of
+    /// `output` elements (0: none): a split reduction's partial results; a long softmax row's
+    /// per-part maximum and sum of exponentials, a long `cumsum` line's per-part sums.
+    pub(crate) fn scratch_words(&self, input: &[usize], output: u64) -> u64 {
+        let count = input.iter().product::<usize>() as u64;
+        // (lines, parts) of an op along `axis`
+        let lines = |axis: i64| {
+            let ax = infer::axis("", axis, input.len()).ok()?;
+            let len = input.get(ax).copied().unwrap_or(1).max(1);
+            Some((count / len as u64, line_parts(len) as u64))
+        };
         match self {
             Op::Reduce { .. } => {
-                let parts = reduce_parts(input / output.max(1), output);
+                let parts = reduce_parts(count / output.max(1), output);
                 if parts > 1 {
                     output * parts * PART_THREADS
                 } else {
                     0
                 }
             }
+            Op::Softmax { axis } => match lines(*axis) {
+                Some((rows, parts)) if parts > 1 => rows * parts * 2,
+                _ => 0,
+            },
+            Op::Cumsum { axis, .. } => match lines(*axis) {
+                Some((lines, parts)) if parts > 1 => lines * parts,
+                _ => 0,
+            },
             _ => 0,
         }
     }

@@ -227,7 +227,7 @@ fn schedule(
         ));
         // a kernel's scratch (a split reduction's partial results) lives while the node runs
         if let Node::Op { op, args } = node {
-            let input = args.first().map_or(1, |&a| shapes[a].iter().product::<usize>()) as u64;
+            let input = args.first().map_or(&[][..], |&a| &shapes[a][..]);
             let words = op.scratch_words(input, shapes[i].iter().product::<usize>() as u64);
             if words > 0 {
                 steps.push(Step::Acquire(words * 4, true, 0));

@@ -6,6 +6,7 @@ pub mod composite;
 pub mod grad;
 pub mod idle;
 pub mod lazy;
+pub mod long_loops;
 pub mod nn;
 pub mod ops;
 pub mod table;

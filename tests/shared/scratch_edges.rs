@@ -66,6 +66,56 @@ pub async fn split_reduction_at_the_bound(s: &Session) {
     drop((any, fillers, b));
 }
 
+/// `s` has a 1 MiB bound. Softmax and `cumsum` along a line of 81,920 ones (320 KiB, a size class;
+/// past `ops::LONG_LINE`) run in 2 parts whose summaries take scratch (16 and 8 bytes: a 256-byte
+/// buffer each): with room for the output alone each fails with nothing moved, with 256 B more it
+/// runs, gives the scratch back, and its values are exact (1/81,920 each; 1, 2, …, 81,920).
+pub async fn line_parts_at_the_bound(s: &Session) {
+    let n = 81_920usize;
+    let x = s.ones(&[n], DType::Float32).unwrap();
+    let in_use = || {
+        let u = s.pool_usage();
+        u.bytes_held - u.bytes_cached
+    };
+    for softmax in [true, false] {
+        let what = if softmax { "softmax" } else { "cumsum" };
+        let run = || {
+            if softmax {
+                x.softmax(-1)
+            } else {
+                x.cumsum(0, false, false)
+            }
+        };
+        let fillers = leave_free(s, 320 << 10);
+        let e = fails_unchanged(
+            "OUT_OF_MEMORY",
+            &format!("{what} in parts with room for its output but not its scratch"),
+            run,
+        );
+        assert!(e.to_string().contains("327936"), "output + scratch at once: {e}");
+        drop(fillers);
+        let fillers = leave_free(s, (320 << 10) + 256);
+        let y = run().unwrap();
+        // the scratch came back: 256 B of room are left beside the output
+        assert_eq!(in_use(), (1 << 20) - 256, "{what}: {}", s.pool_usage());
+        let got = y.read::<f32>().await.unwrap();
+        let want: Vec<f32> = (0..n)
+            .map(|i| if softmax { 1.0 / n as f32 } else { (i + 1) as f32 })
+            .collect();
+        if softmax {
+            let close = got.iter().zip(&want).all(|(g, w)| (g - w).abs() <= 1e-6 * w);
+            assert!(close, "{what}: {:?} vs {}", &got[..4], want[0]);
+        } else {
+            assert!(
+                got == want,
+                "{what}: first difference at {:?}",
+                got.iter().zip(&want).position(|(g, w)| g != w)
+            );
+        }
+        drop((y, fillers));
+    }
+}
+
 /// Zero-filled tensors whose sizes are size classes (powers of two from 256 B), so that exactly
 /// `free` bytes are left under the bound; `free` is a multiple of 256.
 fn leave_free(s: &Session, free: u64) -> Vec<Tensor> {

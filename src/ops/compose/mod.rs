@@ -154,15 +154,13 @@ impl Graph for Dry {
     fn op(&mut self, op: Op, args: &[&Self::V]) -> Result<Self::V> {
         let a: Vec<(Dims, DType)> = args.iter().map(|&v| v.clone()).collect();
         let out = crate::ops::infer(&op, &a)?;
-        let elements = |dims: &Dims| {
-            dims.iter()
-                .try_fold(1u64, |acc, d| d.and_then(|d| acc.checked_mul(d as u64)))
-        };
-        let count = elements(&out.0);
+        let count = (out.0.iter()).try_fold(1u64, |acc, d| d.and_then(|d| acc.checked_mul(d as u64)));
         self.made.push(count.and_then(|c| c.checked_mul(4)));
-        // a kernel's scratch (a split reduction's partial results) is taken beside its output
-        if let (Some(input), Some(output)) = (a.first().map_or(Some(1), |v| elements(&v.0)), count) {
-            let words = op.scratch_words(input, output);
+        // a kernel's scratch (a split reduction's partial results, a long line's part summaries)
+        // is taken beside its output
+        let input: Option<Vec<usize>> = a.first().map_or(Some(vec![]), |v| v.0.iter().copied().collect());
+        if let (Some(input), Some(output)) = (input, count) {
+            let words = op.scratch_words(&input, output);
             if words > 0 {
                 self.made.push(Some(words * 4));
             }
