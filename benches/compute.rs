@@ -2,7 +2,8 @@
 //! - pool acquire/release of a 1 MiB buffer versus creating and destroying a device buffer;
 //! - an eager chain of 8 elementwise ops on 1,048,576 floats, and the same chain compiled;
 //! - matmul 256, 512, 1024 (read back, so device work is included);
-//! - cumsum over 4M floats in lines of 64, 4,096 and 65,536 (device time: four queued, one drain);
+//! - cumsum over 4M floats in lines of 64, 4,096, 65,536, 1M and 4M (device time: four queued, one drain);
+//! - max pooling 2×2 / 2 with its gradient on [8, 112, 112, 16] and [1, 224, 224, 32];
 //! - an MLP forward pass (batch 64, 784→256→10, relu, softmax), eager and as an Executable.
 //!
 //!     cargo bench --bench compute
@@ -14,6 +15,7 @@ mod native {
 
     use affon::accounting::Ledger;
     use affon::device::{DeviceStorage, Gpu};
+    use affon::ops::{Pad, Pair};
     use affon::pool::{Pool, PoolConfig};
     use affon::{DType, Program, Session, SessionOptions, Tensor};
     use criterion::{BenchmarkId, Criterion, Throughput};
@@ -126,17 +128,43 @@ mod native {
         }
         g.finish();
 
-        // Running sums over 4M floats in lines of 64 (a thread each), 4,096 and 65,536 (a workgroup
-        // each on GPUs; on CPU adapters the 65,536 lines too), queued four at a time, one queue drain.
+        // Running sums over 4M floats in lines of 64 (a thread each), 4,096 (a workgroup each on
+        // GPUs), 65,536 and 1M (a workgroup each), and one line of 4M (a single long line: in parts
+        // of 65,536 on every adapter, `ops::line_parts`), queued four at a time, one queue drain.
         let mut g = c.benchmark_group("cumsum 4M floats, 4 + sync");
         g.throughput(Throughput::Bytes(4 * (32 << 20))); // 16 MiB read and 16 MiB written, four times
-        for len in [64usize, 4096, 65536] {
+        for len in [64usize, 4096, 65536, 1 << 20, 4 << 20] {
             let x = s.random_uniform(&[(4 << 20) / len, len], -1.0, 1.0, 7).unwrap();
             g.bench_with_input(BenchmarkId::new("line", len), &len, |b, _| {
                 b.iter(|| {
                     let outs: Vec<Tensor> = (0..4).map(|_| x.cumsum(1, false, false).unwrap()).collect();
                     pollster::block_on(s.sync()).unwrap();
                     outs
+                })
+            });
+        }
+        g.finish();
+
+        // Max pooling 2×2 / 2 and its gradient (a Program: forward, sum, grad), read back.
+        let mut g = c.benchmark_group("maxPool 2x2/2 + gradient");
+        for shape in [[8usize, 112, 112, 16], [1, 224, 224, 32]] {
+            let mut p = Program::new("pool_grad");
+            let xi = p.input("x", DType::Float32, &shape.map(|d| d as i64)).unwrap();
+            let two = Pair(2, 2);
+            let y = p.max_pool(xi, two, two, Pad::VALID).unwrap();
+            let l = p.sum(y, &[], false).unwrap();
+            let gx = p.grad(l, &[xi]).unwrap();
+            p.output("gx", gx[0]).unwrap();
+            let exe = s.compile(&p).unwrap();
+            let x = s.random_uniform(&shape, 0.0, 1.0, 8).unwrap();
+            let name = format!("{}x{}x{}x{}", shape[0], shape[1], shape[2], shape[3]);
+            g.bench_function(name, |b| {
+                b.iter(|| {
+                    exe.run(&[("x", &x)], None)
+                        .unwrap()
+                        .remove(0)
+                        .1
+                        .read_words_blocking()
                 })
             });
         }

@@ -1,8 +1,9 @@
 //! Ops along one axis whose lines are walked whole: softmax (`shaders/softmax*.wgsl`) and `cumsum`
 //! (`shaders/cumsum*.wgsl`). A line runs in one invocation (CPU adapters, short lines), in one
-//! workgroup, or — past `ops::LONG_LINE` with scratch at hand — in parts (`ops::line_parts`): a
-//! workgroup per part writes the part's summary (softmax: its maximum and sum of exponentials;
-//! `cumsum`: its sum), then a second pass per part finishes it from every part's summary.
+//! workgroup, or — few lines past `ops::LONG_LINE`, or any past 2^20, with scratch at hand — in
+//! parts (`ops::line_parts`): a workgroup per part writes the part's summary (softmax: its maximum
+//! and sum of exponentials; `cumsum`: its sum), then a second pass per part finishes it from every
+//! part's summary.
 
 use super::{dispatch, grid, wgsl_type, Ctx, Operand, Scratch};
 use crate::error::Result;
@@ -30,7 +31,7 @@ fn along(op: &str, a: &Operand, ax: i64) -> Result<(usize, usize, usize)> {
 /// The scratch of a line op in parts (`Op::scratch_words`), when its lines are long enough to
 /// run in parts and the caller provides scratch.
 fn parts_scratch(ctx: &Ctx, lines: usize, len: usize, per_part: u64) -> Result<Option<(Scratch, usize)>> {
-    let parts = crate::ops::line_parts(len);
+    let parts = crate::ops::line_parts(lines, len);
     match ctx.scratch {
         Some(alloc) if parts > 1 => Ok(Some((alloc(lines as u64 * parts as u64 * per_part)?, parts))),
         _ => Ok(None),

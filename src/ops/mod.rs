@@ -233,18 +233,25 @@ pub(crate) fn reduce_parts(count: u64, outputs: u64) -> u64 {
     (count / SPLIT_ELEMENTS).clamp(1, MAX_PARTS)
 }
 
-/// Lines (softmax rows, `cumsum` lines) longer than this run in parts: one workgroup per part of
-/// a line, a second pass per part finishing it from every part's summary (scratch).
+/// Lines (softmax rows, `cumsum` lines) longer than this may run in parts: one workgroup per part
+/// of a line, then a second pass per part finishing it from every part's summary (scratch).
 pub(crate) const LONG_LINE: usize = 65_535;
+/// Lines up to this long run a workgroup per line when there are at least two of them: within
+/// lavapipe's loop budget for softmax (3·len/64 a lane) and `cumsum` (2·len/256).
+const WHOLE_LINE: usize = 1 << 20;
 /// Most parts of one line.
 const MAX_LINE_PARTS: usize = 256;
 
-/// How many parts a softmax row or `cumsum` line of `len` elements runs in (1: one workgroup or
-/// invocation for the whole line): a part per 65,536 elements, at most 256. Past 65,535 a line is
-/// longer than an invocation's loop on lavapipe may run (`kernels::MAX_LOOP`) even when 256 lanes
-/// share it, and on a GPU a long line in one workgroup leaves the rest of the device idle.
-pub(crate) fn line_parts(len: usize) -> usize {
-    if len <= LONG_LINE {
+/// How many parts each of `lines` softmax rows or `cumsum` lines of `len` elements runs in (1: one
+/// workgroup or invocation for the whole line): a part per 65,536 elements, at most 256, for a
+/// single line past `LONG_LINE` (one workgroup would leave all but one core or SM idle) and for
+/// lines longer than 2^20 (past lavapipe's loop budget, `kernels::MAX_LOOP`, even with a
+/// workgroup's lanes sharing the line). Several shorter lines run whole: on lavapipe (2 cores) the
+/// extra pass cost more than the parallelism gave — 4 lines of 2^20 took 89–98 ms in parts against
+/// 67 ms whole, while one line of 2^22 took 94–101 ms in parts against 126–128 ms whole
+/// (`cargo bench --bench compute -- cumsum`, builds alternated).
+pub(crate) fn line_parts(lines: usize, len: usize) -> usize {
+    if len <= LONG_LINE || (lines > 1 && len <= WHOLE_LINE) {
         1
     } else {
         len.div_ceil(LONG_LINE + 1).clamp(2, MAX_LINE_PARTS)
@@ -261,7 +268,8 @@ impl Op {
         let lines = |axis: i64| {
             let ax = infer::axis("", axis, input.len()).ok()?;
             let len = input.get(ax).copied().unwrap_or(1).max(1);
-            Some((count / len as u64, line_parts(len) as u64))
+            let lines = count as usize / len;
+            Some((lines as u64, line_parts(lines, len) as u64))
         };
         match self {
             Op::Reduce { .. } => {

@@ -64,69 +64,66 @@ pub async fn long_loops_match(s: &Session) {
         );
     }
     // running sums along lines of 70,000 (integers: every partial sum exact in float32), plain,
-    // exclusive and reversed, along the last axis and along the first (3 lines 3 apart)
+    // exclusive and reversed: two lines (a workgroup each), then one (in parts: `ops::line_parts`)
     let len = 70_000usize;
-    let x: Vec<f32> = (0..2 * len).map(|i| ((i * 7) % 5) as f32 - 2.0).collect();
-    let t = s.tensor(&x, &[2, len]).unwrap();
-    for (exclusive, reverse) in [(false, false), (true, false), (false, true), (true, true)] {
-        let mut want = vec![0f32; 2 * len];
-        for line in 0..2 {
-            let mut acc = 0f64;
-            for k in 0..len {
-                let j = line * len + if reverse { len - 1 - k } else { k };
-                if exclusive {
-                    want[j] = acc as f32;
-                    acc += x[j] as f64;
-                } else {
-                    acc += x[j] as f64;
-                    want[j] = acc as f32;
-                }
-            }
+    for lines in [2usize, 1] {
+        let x: Vec<f32> = (0..lines * len).map(|i| ((i * 7) % 5) as f32 - 2.0).collect();
+        let t = s.tensor(&x, &[lines, len]).unwrap();
+        for (exclusive, reverse) in [(false, false), (true, false), (false, true), (true, true)] {
+            let want = running(&x, lines, len, 1, exclusive, reverse);
+            let got = read(&t.cumsum(1, exclusive, reverse).unwrap()).await;
+            assert!(
+                got == want,
+                "cumsum over {lines} × {len} (exclusive {exclusive}, reverse {reverse}): first difference at {:?}",
+                got.iter().zip(&want).position(|(g, w)| g != w)
+            );
         }
-        let got = read(&t.cumsum(1, exclusive, reverse).unwrap()).await;
+    }
+    // int32 along the first axis, 3 lines 3 apart: of 70,000 (a workgroup each) and of 1.1M
+    // (past 2^20: in parts), the second exclusive and reversed
+    for (len, flags) in [(70_000usize, false), (1_100_000, true)] {
+        let xi: Vec<i32> = (0..3 * len as i32).map(|i| i % 11 - 5).collect();
+        let want = running(&xi, 3, len, 3, flags, flags);
+        let got = s.tensor(&xi, &[len, 3]).unwrap().cumsum(0, flags, flags).unwrap();
+        let got = got.read::<i32>().await.unwrap();
         assert!(
             got == want,
-            "cumsum over {len} (exclusive {exclusive}, reverse {reverse}): first difference at {:?}",
+            "int32 cumsum along an axis of {len}, 3 lines (exclusive and reverse {flags}): first difference at {:?}",
             got.iter().zip(&want).position(|(g, w)| g != w)
         );
     }
-    let xi: Vec<i32> = (0..3 * len as i32).map(|i| i % 11 - 5).collect();
-    let mut want = vec![0i32; 3 * len];
-    for c in 0..3 {
-        let mut acc = 0i32;
-        for r in 0..len {
-            acc += xi[r * 3 + c];
-            want[r * 3 + c] = acc;
-        }
-    }
-    let got = s.tensor(&xi, &[len, 3]).unwrap().cumsum(0, false, false).unwrap();
-    assert!(
-        got.read::<i32>().await.unwrap() == want,
-        "int32 cumsum along an axis of {len}, 3 lines"
-    );
     long_channel_walks_match(s).await;
     long_products_match(s).await;
     wide_pool_gradients_match(s).await;
     huge_lines_match(s).await;
 }
 
-/// A softmax row of 1.5M and a running sum along 8.5M: lines past what even a workgroup's 64 or
+/// Two softmax rows of 1.5M and a running sum along 8.5M: lines past what even a workgroup's 64 or
 /// 256 lanes can walk within lavapipe's budget (3 passes of len/64, 2 of len/256 a lane), which run
 /// in parts (`ops::line_parts`: 23 and 130 here) — before, lavapipe left the softmax's tail
 /// unwritten and stopped the running sum short.
 async fn huge_lines_match(s: &Session) {
+    // two rows of 1.5M, 1 apart (along the first axis of [1.5M, 2]), a hot spot in each
     let n = 1_500_000usize;
-    let row: Vec<f32> = (0..n)
-        .map(|i| if i == n - 7 { 12.0 } else { (i % 3) as f32 })
+    let x: Vec<f32> = (0..2 * n)
+        .map(|i| {
+            if i / 2 == n - 7 + 3 * (i % 2) - 3 {
+                12.0
+            } else {
+                (i % 3) as f32
+            }
+        })
         .collect();
-    let z: f64 = row.iter().map(|&v| (v as f64 - 12.0).exp()).sum();
-    let got = read(&s.tensor(&row, &[n]).unwrap().softmax(-1).unwrap()).await;
-    for (j, (&g, &v)) in got.iter().zip(&row).enumerate() {
-        let w = (v as f64 - 12.0).exp() / z;
-        assert!(
-            ((g as f64) - w).abs() <= 1e-5 * w,
-            "softmax over {n}: [{j}] {g} vs {w}"
-        );
+    let got = read(&s.tensor(&x, &[n, 2]).unwrap().softmax(0).unwrap()).await;
+    for c in 0..2 {
+        let z: f64 = (0..n).map(|r| (x[2 * r + c] as f64 - 12.0).exp()).sum();
+        for r in 0..n {
+            let (g, w) = (got[2 * r + c] as f64, (x[2 * r + c] as f64 - 12.0).exp() / z);
+            assert!(
+                (g - w).abs() <= 1e-5 * w,
+                "softmax over {n} (column {c}): [{r}] {g} vs {w}"
+            );
+        }
     }
     let len = 8_500_000usize;
     // period 5 around zero: every running sum is in [-3, 3], exact in float32
@@ -138,6 +135,52 @@ async fn huge_lines_match(s: &Session) {
         g as f64 != acc
     });
     assert_eq!(first_wrong, None, "cumsum along {len}: first difference");
+}
+
+/// Running sums (in float64, or wrapping int32) of `lines` lines of `len`, element `k` of line `l`
+/// at `(l / inner)·len·inner + l % inner + k·inner`.
+fn running<T: Copy + Into<f64> + FromF64>(
+    x: &[T],
+    lines: usize,
+    len: usize,
+    inner: usize,
+    exclusive: bool,
+    reverse: bool,
+) -> Vec<T> {
+    let mut out = x.to_vec();
+    for l in 0..lines {
+        let mut acc = 0f64;
+        for k in 0..len {
+            let k = if reverse { len - 1 - k } else { k };
+            let j = (l / inner) * len * inner + l % inner + k * inner;
+            let v = x[j].into();
+            if exclusive {
+                out[j] = T::from_f64(acc);
+                acc += v;
+            } else {
+                acc += v;
+                out[j] = T::from_f64(acc);
+            }
+        }
+    }
+    out
+}
+
+/// The element type of a running sum's reference.
+trait FromF64 {
+    fn from_f64(v: f64) -> Self;
+}
+
+impl FromF64 for f32 {
+    fn from_f64(v: f64) -> f32 {
+        v as f32
+    }
+}
+
+impl FromF64 for i32 {
+    fn from_f64(v: f64) -> i32 {
+        v as i32
+    }
 }
 
 /// The gradients of `maxPool` and `avgPool` (1×2 windows, stride 2) over a row of 140,000: 70,000
