@@ -49,6 +49,11 @@ fn split_reductions_are_planned_and_accounted() {
     block_on(programs::split_reductions_are_planned_and_accounted(&session()));
 }
 
+#[test]
+fn line_parts_are_planned_and_accounted() {
+    block_on(programs::line_parts_are_planned_and_accounted(&session()));
+}
+
 /// Chains read by a reduction, through the reductions' GPU forms (lavapipe runs the CPU forms).
 #[test]
 fn reductions_read_their_chain_in_the_gpu_kernel_forms() {

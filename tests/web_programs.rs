@@ -511,3 +511,8 @@ async fn reductions_read_their_chain() {
 async fn split_reductions_are_planned_and_accounted() {
     programs::split_reductions_are_planned_and_accounted(&session().await).await;
 }
+
+#[wasm_bindgen_test]
+async fn line_parts_are_planned_and_accounted() {
+    programs::line_parts_are_planned_and_accounted(&session().await).await;
+}

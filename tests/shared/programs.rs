@@ -591,3 +591,72 @@ pub async fn split_reductions_are_planned_and_accounted(s: &Session) {
         "{got} vs {plain}"
     );
 }
+
+/// A single long line runs in parts (`ops::line_parts`): softmax and `cumsum` along one line of
+/// 81,920 run as 2 parts, whose summaries (a maximum and a sum of exponentials each: 16 B; a sum
+/// each: 8 B) are scratch — in the memory plan and the measured peak beside the 320 KiB output,
+/// gone when the run returns; two kernels each; the values match float64.
+pub async fn line_parts_are_planned_and_accounted(s: &Session) {
+    let n = 81_920usize;
+    let xs: Vec<f32> = (0..n).map(|i| ((i * 7) % 5) as f32 - 2.0).collect();
+    let x = s.tensor(&xs, &[n]).unwrap();
+    for (softmax, scratch) in [(true, 16u64), (false, 8)] {
+        let what = if softmax { "softmax" } else { "cumsum" };
+        let mut p = Program::new(what);
+        let xn = p.input("x", DType::Float32, &[-1]).unwrap();
+        let y = if softmax {
+            p.softmax(xn, -1)
+        } else {
+            p.cumsum(xn, 0, false, false)
+        }
+        .unwrap();
+        p.output("y", y).unwrap();
+        let exe = s.compile(&p).unwrap();
+        let plan = exe
+            .memory_plan(&HashMap::from([("x".to_string(), vec![n])]))
+            .unwrap();
+        let out_bytes = 4 * n as u64;
+        assert_eq!(
+            (plan.intermediate_bytes, plan.output_bytes, plan.peak_bytes),
+            (scratch, out_bytes, out_bytes + scratch),
+            "{what}: 2 parts' summaries beside the output"
+        );
+        let before = s.stats().live_bytes;
+        affon::telemetry::reset_peak();
+        let d0 = s.stats().dispatches;
+        let out = exe.run(&[("x", &x)], None).unwrap().remove(0).1;
+        let st = s.stats();
+        assert_eq!(
+            st.dispatches - d0,
+            2,
+            "{what}: the parts' summaries, then the parts"
+        );
+        assert_eq!(
+            st.peak_bytes,
+            before + plan.peak_bytes,
+            "{what}: telemetry confirms the plan"
+        );
+        assert_eq!(
+            st.live_bytes,
+            before + out_bytes,
+            "{what}: the scratch is gone when run returns"
+        );
+        let got = out.read::<f32>().await.unwrap();
+        let want: Vec<f64> = if softmax {
+            let z: f64 = xs.iter().map(|&v| (v as f64 - 2.0).exp()).sum();
+            xs.iter().map(|&v| (v as f64 - 2.0).exp() / z).collect()
+        } else {
+            xs.iter()
+                .scan(0f64, |acc, &v| {
+                    *acc += v as f64;
+                    Some(*acc)
+                })
+                .collect()
+        };
+        for (k, (&g, &w)) in got.iter().zip(&want).enumerate() {
+            // softmax: float32 exponentials over a float32 sum; cumsum: integers, exact
+            let tol = if softmax { 1e-5 * w } else { 0.0 };
+            assert!((g as f64 - w).abs() <= tol, "{what}[{k}]: {g} vs {w}");
+        }
+    }
+}
