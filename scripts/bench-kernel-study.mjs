@@ -9,6 +9,8 @@
 //                                                        (www/bench/kernel-study-floor.html)
 //   node scripts/bench-kernel-study.mjs depthwise [reps] the depthwise vec4 form's input reads
 //                                                        (www/bench/kernel-study-depthwise.html)
+//   node scripts/bench-kernel-study.mjs sum [reps]       a fused chain + sum's first pass
+//                                                        (www/bench/kernel-study-sum.html)
 // Prints each variant's time (ms per dispatch) as JSON.
 import { launch, open } from '../tests/browser/chromium.mjs';
 
@@ -18,6 +20,7 @@ const pages = {
   matmul: () => `kernel-study-matmul.html?shape=${rest[0] ?? '64,784,256'}&reps=${rest[1] ?? 9}`,
   floor: () => `kernel-study-floor.html?reps=${rest[0] ?? 40}`,
   depthwise: () => `kernel-study-depthwise.html?reps=${rest[0] ?? 9}`,
+  sum: () => `kernel-study-sum.html?reps=${rest[0] ?? 15}`,
 };
 if (!pages[which]) throw new Error(`unknown study '${which}': ${Object.keys(pages).join(', ')}`);
 const query = pages[which]();
