@@ -251,7 +251,7 @@ const MAX_LINE_PARTS: usize = 256;
 /// 67 ms whole, while one line of 2^22 took 94–101 ms in parts against 126–128 ms whole
 /// (`cargo bench --bench compute -- cumsum`, builds alternated).
 pub(crate) fn line_parts(lines: usize, len: usize) -> usize {
-    if len <= LONG_LINE || (lines > 1 && len <= WHOLE_LINE) {
+    if len <= LONG_LINE || lines == 0 || (lines > 1 && len <= WHOLE_LINE) {
         1
     } else {
         len.div_ceil(LONG_LINE + 1).clamp(2, MAX_LINE_PARTS)
