@@ -125,11 +125,6 @@ async fn huge_lines_match(s: &Session) {
             );
         }
     }
-    // no lines at all along a long axis: nothing to compute, no parts
-    let empty = s.zeros(&[0, 70_000], DType::Float32).unwrap();
-    for y in [empty.softmax(-1).unwrap(), empty.cumsum(1, false, false).unwrap()] {
-        assert_eq!((y.shape(), read(&y).await.len()), (&[0usize, 70_000][..], 0));
-    }
     let len = 8_500_000usize;
     // period 5 around zero: every running sum is in [-3, 3], exact in float32
     let x: Vec<f32> = (0..len).map(|i| ((i * 7) % 5) as f32 - 2.0).collect();
