@@ -3,8 +3,8 @@
 // `ops::LONG_LINE`). Thread `lid` takes a contiguous run of ceil(part / 256) elements in scan order
 // (reversed with `reverse`): it sums its run, the workgroup scans the 256 run sums (Hillis–Steele,
 // in workgroup memory), then each thread walks its run again from the sum of the runs before it
-// and of the parts before (`part_offset`, prepended: the sums `cumsum_sums.wgsl` wrote, or 0 for a
-// whole line), each output leaving its own element out with `exclusive`. A thread's loops take
+// and of the parts before (`part_offset`, prepended, called by one thread: the sums
+// `cumsum_sums.wgsl` wrote, or 0 for a whole line), each output leaving its own element out with `exclusive`. A thread's loops take
 // 2·per/256 + p iterations, far below lavapipe's 65,535 per invocation (`cumsum.wgsl`'s one thread
 // per line would stop short past it), and long lines on GPUs are walked by 256 threads a part
 // instead of one. The host prepends `alias T = ...;` and `fn part_offset(line, p, parts) -> T`.
@@ -14,6 +14,8 @@
 @group(0) @binding(2) var<storage, read> a: array<u32>;
 
 var<workgroup> part: array<T, 256>;
+// the sum of the parts before this one, read once for the workgroup
+var<workgroup> offset: T;
 
 @compute @workgroup_size(256)
 fn main(
@@ -43,6 +45,9 @@ fn main(
         }
     }
     part[lid] = s;
+    if (valid && lid == 0u) {
+        offset = part_offset(line, g % parts, parts);
+    }
     workgroupBarrier();
     // inclusive scan of the run sums
     for (var d = 1u; d < 256u; d = d << 1u) {
@@ -54,10 +59,7 @@ fn main(
         part[lid] = part[lid] + v;
         workgroupBarrier();
     }
-    var acc = T(0);
-    if (valid) {
-        acc = part_offset(line, g % parts, parts);
-    }
+    var acc = offset;
     if (lid > 0u) {
         acc = acc + part[lid - 1u];
     }

@@ -119,7 +119,7 @@ fn row_stats(r: u32, parts: u32) -> vec2<f32> {
     var s = 0.0;
     for (var q = 0u; q < parts; q = q + 1u) {
         let i = 2u * (r * parts + q);
-        s = s + bitcast<f32>(stats[i + 1u]) * exp(bitcast<f32>(stats[i]) - mx);
+        s = s + bitcast<f32>(stats[i + 1u]) * rel_exp(bitcast<f32>(stats[i]), mx);
     }
     return vec2<f32>(mx, s);
 }

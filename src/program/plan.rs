@@ -225,7 +225,8 @@ fn schedule(
             !output_nodes.contains(&i),
             slot_bytes[i],
         ));
-        // a kernel's scratch (a split reduction's partial results) lives while the node runs
+        // a kernel's scratch (a split reduction's partial results, a long line's part summaries)
+        // lives while the node runs
         if let Node::Op { op, args } = node {
             let input = args.first().map_or(&[][..], |&a| &shapes[a][..]);
             let words = op.scratch_words(input, shapes[i].iter().product::<usize>() as u64);
