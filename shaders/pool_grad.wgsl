@@ -1,8 +1,9 @@
 // The gradient of max or average pooling with respect to its input: one thread per input element
-// (n, iy, ix, c) visits the windows that contain it (only those: their range is computed, so
-// a thread's loops are as long as a window's overlap, however large the image). Max (`const MAX: bool`): it receives a
-// window's g when it is that window's first maximum (the forward kernel's choice, recomputed here);
-// average: g divided by the number of the window's cells inside the input.
+// (n, iy, ix, c) visits the windows that contain it (only those: their range is computed, so a
+// thread's loops are as long as a window's overlap, however large the image). Max (`const MAX:
+// bool`): it receives a window's g when it is that window's first maximum (the forward kernel's choice, recomputed here
+// over the window's cells inside the input); average: g divided by the number of those cells,
+// the area of the window's intersection with the input (no walk).
 // params: [len, H, W, C, OH, OW, FH, FW, stride_h, stride_w, pad_top, pad_left].
 // Bindings: out (dx), params, x, g.
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
@@ -52,37 +53,35 @@ fn main(
         let y0 = i32(oy * sh) - i32(pt);
         for (var ox = ox_lo; ox < ox_hi; ox = ox + 1u) {
             let x0 = i32(ox * sw) - i32(pl);
-            // the window's cells inside the input, in the forward kernel's order
+            let gv = g[((n * OH + oy) * OW + ox) * C + c];
+            // the window's cells inside the input: rows [ya, yb), columns [xa, xb)
+            let ya = max(y0, 0);
+            let yb = min(y0 + i32(FH), i32(H));
+            let xa = max(x0, 0);
+            let xb = min(x0 + i32(FW), i32(W));
+            if (!MAX) {
+                // average: g shared by those cells
+                acc = acc + gv / f32(max((yb - ya) * (xb - xa), 1));
+                continue;
+            }
+            // max: g to the window's first maximum, in the forward kernel's order
             var best = 0.0;
             var by = 0u;
             var bx = 0u;
-            var count = 0u;
-            for (var fy = 0u; fy < FH; fy = fy + 1u) {
-                let yy = y0 + i32(fy);
-                if (yy < 0 || yy >= i32(H)) {
-                    continue;
-                }
-                for (var fx = 0u; fx < FW; fx = fx + 1u) {
-                    let xx = x0 + i32(fx);
-                    if (xx < 0 || xx >= i32(W)) {
-                        continue;
-                    }
+            var first = true;
+            for (var yy = ya; yy < yb; yy = yy + 1) {
+                for (var xx = xa; xx < xb; xx = xx + 1) {
                     let v = x[((n * H + u32(yy)) * W + u32(xx)) * C + c];
-                    if (count == 0u || (!is_nan(best) && (v > best || is_nan(v)))) {
+                    if (first || (!is_nan(best) && (v > best || is_nan(v)))) {
                         best = v;
                         by = u32(yy);
                         bx = u32(xx);
+                        first = false;
                     }
-                    count = count + 1u;
                 }
             }
-            let gv = g[((n * OH + oy) * OW + ox) * C + c];
-            if (MAX) {
-                if (by == iy && bx == ix) {
-                    acc = acc + gv;
-                }
-            } else {
-                acc = acc + gv / f32(max(count, 1u));
+            if (by == iy && bx == ix) {
+                acc = acc + gv;
             }
         }
     }

@@ -658,6 +658,23 @@ fn nn_cases() -> Vec<Case> {
             Pad::SAME,
             false,
         ),
+        // stride past the window (cells in no window get 0) and padding cutting the edge windows
+        pool(
+            "maxPool 2/3 pad 1",
+            &[1, 7, 8, 2],
+            two,
+            Pair(3, 3),
+            Pad::Explicit(1),
+            true,
+        ),
+        pool(
+            "avgPool 2×3 / 3×2 pad 1",
+            &[1, 7, 8, 1],
+            Pair(2, 3),
+            Pair(3, 2),
+            Pad::Explicit(1),
+            false,
+        ),
     ]
 }
 
