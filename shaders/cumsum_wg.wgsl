@@ -3,11 +3,13 @@
 // `ops::LONG_LINE`). Thread `lid` takes a contiguous run of ceil(part / 256) elements in scan order
 // (reversed with `reverse`): it sums its run, the workgroup scans the 256 run sums (Hillis–Steele,
 // in workgroup memory), then each thread walks its run again from the sum of the runs before it
-// and of the parts before (`part_offset`, prepended, called by one thread: the sums
-// `cumsum_sums.wgsl` wrote, or 0 for a whole line), each output leaving its own element out with `exclusive`. A thread's loops take
-// 2·per/256 + p iterations, far below lavapipe's 65,535 per invocation (`cumsum.wgsl`'s one thread
+// and of the parts before (`part_offset`, prepended, called by one thread: the sums the `SUMS`
+// pass wrote, or 0 for a whole line), each output leaving its own element out with `exclusive`.
+// A thread's loops take 2·per/256 + p iterations, far below lavapipe's 65,535 per invocation (`cumsum.wgsl`'s one thread
 // per line would stop short past it), and long lines on GPUs are walked by 256 threads a part
-// instead of one. The host prepends `alias T = ...;` and `fn part_offset(line, p, parts) -> T`.
+// instead of one. With `SUMS` (a line's first pass in parts) the workgroup stops after the scan and
+// writes its part's sum to `out[g]` (scratch). The host prepends `alias T = ...;`,
+// `const SUMS: bool` and `fn part_offset(line, p, parts) -> T`.
 // params: [lines, len, inner, exclusive, reverse, parts, per]. Workgroups: lines·parts (`grid`).
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
@@ -58,6 +60,13 @@ fn main(
         workgroupBarrier();
         part[lid] = part[lid] + v;
         workgroupBarrier();
+    }
+    if (SUMS) {
+        // the first pass of a line in parts: the part's sum, for the parts after it
+        if (valid && lid == 0u) {
+            out[g] = bitcast<u32>(part[255]);
+        }
+        return;
     }
     var acc = offset;
     if (lid > 0u) {

@@ -14,7 +14,6 @@ const SOFTMAX_SERIAL: &str = include_str!("../../shaders/softmax_serial.wgsl");
 const SOFTMAX_PARTS: &str = include_str!("../../shaders/softmax_parts.wgsl");
 const CUMSUM: &str = include_str!("../../shaders/cumsum.wgsl");
 const CUMSUM_WG: &str = include_str!("../../shaders/cumsum_wg.wgsl");
-const CUMSUM_SUMS: &str = include_str!("../../shaders/cumsum_sums.wgsl");
 /// On GPUs, lines of at least this many elements are scanned by a workgroup each
 /// (`shaders/cumsum_wg.wgsl`), not walked by one thread.
 const LONG_SCAN: usize = 4096;
@@ -127,8 +126,8 @@ fn row_stats(r: u32, parts: u32) -> vec2<f32> {
 
 /// Running sums along `ax`: one thread per line (`shaders/cumsum.wgsl`), a workgroup per line
 /// (`shaders/cumsum_wg.wgsl`) for lines past `MAX_LOOP` on CPU adapters and from `LONG_SCAN` on
-/// GPUs, and past `ops::LONG_LINE` a workgroup per part of a line, after a pass writing the parts'
-/// sums (`shaders/cumsum_sums.wgsl`).
+/// GPUs, and past `ops::LONG_LINE` a workgroup per part of a line, after a pass of the same kernel writing
+/// the parts' sums.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn cumsum(
     ctx: &Ctx,
@@ -154,15 +153,9 @@ pub(crate) fn cumsum(
         let params = [&scan[..], &[parts as u32, len.div_ceil(parts) as u32]].concat();
         let groups = grid(lines as u64 * parts as u64);
         let words = lines as u64 * parts as u64;
-        let sums = ctx.cache.pipeline(ctx.device, "cumsum_sums", t, || {
-            format!("alias T = {t};\n{CUMSUM_SUMS}")
-        });
+        let sums = scan_wg(ctx, t, Scan::Sums);
         dispatch(ctx, enc, &sums, (&scratch.buffer, words), &params, &input, groups);
-        let p = ctx
-            .cache
-            .pipeline(ctx.device, "cumsum_wg", &format!("{t}:parts"), || {
-                format!("alias T = {t};\n{PART_OFFSET}{CUMSUM_WG}")
-            });
+        let p = scan_wg(ctx, t, Scan::FromParts);
         let both = [input[0], (&scratch.buffer, words)];
         dispatch(ctx, enc, &p, (out.buffer, out.len()), &params, &both, groups);
         return Ok(());
@@ -173,9 +166,7 @@ pub(crate) fn cumsum(
         len >= LONG_SCAN
     };
     if wg {
-        let p = ctx.cache.pipeline(ctx.device, "cumsum_wg", t, || {
-            format!("alias T = {t};\nfn part_offset(line: u32, p: u32, parts: u32) -> T {{ return T(0); }}\n{CUMSUM_WG}")
-        });
+        let p = scan_wg(ctx, t, Scan::Whole);
         let params = [&scan[..], &[1, len as u32]].concat();
         dispatch(
             ctx,
@@ -194,6 +185,28 @@ pub(crate) fn cumsum(
         dispatch(ctx, enc, &p, (out.buffer, out.len()), &scan, &input, groups);
     }
     Ok(())
+}
+
+/// What a `cumsum_wg.wgsl` workgroup scans: a whole line, a part's sum (a line's first pass in
+/// parts), or a part from the sums of the parts before it (the second pass).
+#[derive(Clone, Copy, Debug)]
+enum Scan {
+    Whole,
+    Sums,
+    FromParts,
+}
+
+/// The `cumsum_wg.wgsl` pipeline for element type `t` and `scan`.
+fn scan_wg(ctx: &Ctx, t: &str, scan: Scan) -> wgpu::ComputePipeline {
+    ctx.cache
+        .pipeline(ctx.device, "cumsum_wg", &format!("{t}:{scan:?}"), || {
+            let sums = matches!(scan, Scan::Sums);
+            let offset = match scan {
+                Scan::FromParts => PART_OFFSET,
+                _ => "fn part_offset(line: u32, p: u32, parts: u32) -> T { return T(0); }\n",
+            };
+            format!("alias T = {t};\nconst SUMS: bool = {sums};\n{offset}{CUMSUM_WG}")
+        })
 }
 
 /// `cumsum_wg.wgsl`'s start for part `p` of a line in parts: the sum of the parts before it.
