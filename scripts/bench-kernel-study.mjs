@@ -1,5 +1,5 @@
 // The kernel studies of README "Performance": raw WebGPU in headless Chromium (SwiftShader here),
-// no affon involved.
+// no affon involved (but for `eager`, which times affon's package alone).
 //   node scripts/bench-kernel-study.mjs reads [reps]     single-element operands and parameters
 //                                                        (www/bench/kernel-study.html)
 //   node scripts/bench-kernel-study.mjs matmul [M,K,N] [reps]
@@ -11,6 +11,8 @@
 //                                                        (www/bench/kernel-study-depthwise.html)
 //   node scripts/bench-kernel-study.mjs sum [reps]       a fused chain + sum's first pass
 //                                                        (www/bench/kernel-study-sum.html)
+//   node scripts/bench-kernel-study.mjs eager [reps]     affon's eager vs compiled chain + sum (needs
+//                                                        scripts/build-pkg.sh; www/bench/kernel-study-eager.html)
 // Prints each variant's time (ms per dispatch) as JSON.
 import { launch, open } from '../tests/browser/chromium.mjs';
 
@@ -21,6 +23,7 @@ const pages = {
   floor: () => `kernel-study-floor.html?reps=${rest[0] ?? 40}`,
   depthwise: () => `kernel-study-depthwise.html?reps=${rest[0] ?? 9}`,
   sum: () => `kernel-study-sum.html?reps=${rest[0] ?? 15}`,
+  eager: () => `kernel-study-eager.html?reps=${rest[0] ?? 25}`,
 };
 if (!pages[which]) throw new Error(`unknown study '${which}': ${Object.keys(pages).join(', ')}`);
 const query = pages[which]();

@@ -1,0 +1,154 @@
+//! What bounds an elementwise kernel on this adapter (BENCHMARKS.md "Native"): the compiled chain of
+//! `workloads`'s bandwidth row (x·x, relu, sqrt, neg, exp, abs, square, tanh) over 16M floats as
+//! affon runs it, the same chain as a plain WGSL vec4 kernel, a bare vec4 copy (no arithmetic),
+//! and the chain with every load from an address the 8 lanes share (each lane selecting its own),
+//! beside a 64 MiB host memcpy. Each figure: the median of 9 runs to a queue drain, as GiB/s read +
+//! written. Run with `LP_NUM_THREADS=1` to see lavapipe's scaling with threads.
+//!
+//!     cargo bench --bench elementwise_forms
+
+#[cfg(not(target_arch = "wasm32"))]
+mod native {
+    use std::time::Instant;
+
+    use affon::{DType, Program, Session, SessionOptions};
+
+    const N: u64 = 16 << 20;
+    const CHAIN: &str = "let e = exp(-sqrt(max(v * v, vec4(0.0)))); let q = abs(e) * abs(e); \
+        let t = exp(-2.0 * abs(q)); let r = sign(q) * (1.0 - t) / (1.0 + t);";
+
+    fn median(mut f: impl FnMut()) -> f64 {
+        f();
+        let mut ts: Vec<f64> = (0..9)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_secs_f64()
+            })
+            .collect();
+        ts.sort_by(|a, b| a.total_cmp(b));
+        ts[4]
+    }
+
+    fn report(name: &str, seconds: f64) {
+        let gib = 2.0 * (N * 4) as f64 / seconds / (1u64 << 30) as f64;
+        println!("{name:44} {:8.2} ms  {gib:6.2} GiB/s read + write", seconds * 1e3);
+    }
+
+    pub fn run() {
+        let s = Session::new(SessionOptions::default()).expect("a GPU adapter is required");
+        println!("adapter: {:?}", s.adapter());
+        let mut p = Program::new("chain");
+        let x = p.input("x", DType::Float32, &[-1]).unwrap();
+        let mut v = p.mul(x, x).unwrap();
+        for f in [
+            Program::relu,
+            Program::sqrt,
+            Program::neg,
+            Program::exp,
+            Program::abs,
+            Program::square,
+            Program::tanh,
+        ] {
+            v = f(&mut p, v).unwrap();
+        }
+        p.output("y", v).unwrap();
+        let exe = s.compile(&p).unwrap();
+        let xl = s.random_uniform(&[N as usize], 0.0, 1.0, 2).unwrap();
+        report(
+            "affon: the compiled chain",
+            median(|| {
+                let y = exe.run(&[("x", &xl)], None).unwrap();
+                pollster::block_on(s.sync()).unwrap();
+                drop(y);
+            }),
+        );
+        drop((exe, xl));
+
+        let inst = wgpu::Instance::default();
+        let ad = pollster::block_on(inst.request_adapter(&Default::default())).unwrap();
+        let (dev, q) = pollster::block_on(ad.request_device(&wgpu::DeviceDescriptor {
+            required_features: ad.features() & wgpu::Features::SUBGROUP,
+            ..Default::default()
+        }))
+        .unwrap();
+        let mk = |usage| {
+            dev.create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size: N * 4,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let (a, b) = (mk(wgpu::BufferUsages::STORAGE), mk(wgpu::BufferUsages::STORAGE));
+        let head = "@group(0) @binding(0) var<storage, read> a: array<vec4<f32>>;\n\
+            @group(0) @binding(1) var<storage, read_write> b: array<vec4<f32>>;\n";
+        let lane = "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>, \
+            @builtin(num_workgroups) n: vec3<u32>) { let i = g.x + g.y * n.x * 64u;";
+        let forms = [
+            ("WGSL: the same chain, a vec4 a lane", format!("{head}{lane} let v = a[i]; {CHAIN} b[i] = r; }}"), 64),
+            ("WGSL: a bare vec4 copy", format!("{head}{lane} b[i] = a[i]; }}"), 64),
+            ("WGSL: the chain, loads shared by 8 lanes", format!("{head}@compute @workgroup_size(8) fn main(\
+                @builtin(workgroup_id) w: vec3<u32>, @builtin(num_workgroups) n: vec3<u32>, \
+                @builtin(local_invocation_index) l: u32) {{ let o = (w.x + w.y * n.x) * 8u; var v = a[o]; \
+                for (var k = 1u; k < 8u; k++) {{ v = select(v, a[o + k], l == k); }} {CHAIN} b[o + l] = r; }}"), 8),
+        ];
+        for (name, src, per_group) in forms {
+            let m = dev.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: None,
+                source: wgpu::ShaderSource::Wgsl(src.into()),
+            });
+            let pl = dev.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: None,
+                layout: None,
+                module: &m,
+                entry_point: Some("main"),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+            let bg = dev.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: None,
+                layout: &pl.get_bind_group_layout(0),
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: a.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: b.as_entire_binding(),
+                    },
+                ],
+            });
+            let groups = (N / 4) as u32 / per_group;
+            report(
+                name,
+                median(|| {
+                    let mut e = dev.create_command_encoder(&Default::default());
+                    {
+                        let mut c = e.begin_compute_pass(&Default::default());
+                        c.set_pipeline(&pl);
+                        c.set_bind_group(0, &bg, &[]);
+                        c.dispatch_workgroups(32768, groups / 32768, 1);
+                    }
+                    q.submit([e.finish()]);
+                    dev.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+                }),
+            );
+        }
+        let src = vec![1.5f32; N as usize];
+        let mut dst = vec![0f32; N as usize];
+        report(
+            "host memcpy of 64 MiB",
+            median(|| {
+                dst.copy_from_slice(std::hint::black_box(&src));
+                std::hint::black_box(&dst);
+            }),
+        );
+    }
+}
+
+fn main() {
+    #[cfg(not(target_arch = "wasm32"))]
+    native::run();
+}
