@@ -5,7 +5,7 @@
 //   node scripts/bench-kernel-study.mjs matmul [M,K,N] [reps]
 //                                                        subgroup-shared B loads in the CPU matmul
 //                                                        (www/bench/kernel-study-matmul.html)
-//   node scripts/bench-kernel-study.mjs floor [reps]     a tiny dispatch and a 16 KiB readback
+//   node scripts/bench-kernel-study.mjs floor [reps] [gap] a tiny dispatch and a 16 KiB readback
 //                                                        (www/bench/kernel-study-floor.html)
 //   node scripts/bench-kernel-study.mjs depthwise [reps] the depthwise vec4 form's input reads
 //                                                        (www/bench/kernel-study-depthwise.html)
@@ -20,7 +20,7 @@ const [which = 'reads', ...rest] = process.argv.slice(2);
 const pages = {
   reads: () => `kernel-study.html?reps=${rest[0] ?? 15}`,
   matmul: () => `kernel-study-matmul.html?shape=${rest[0] ?? '64,784,256'}&reps=${rest[1] ?? 9}`,
-  floor: () => `kernel-study-floor.html?reps=${rest[0] ?? 40}`,
+  floor: () => `kernel-study-floor.html?reps=${rest[0] ?? 40}&gap=${rest[1] ?? 0}`,
   depthwise: () => `kernel-study-depthwise.html?reps=${rest[0] ?? 9}`,
   sum: () => `kernel-study-sum.html?reps=${rest[0] ?? 15}`,
   eager: () => `kernel-study-eager.html?reps=${rest[0] ?? 25}`,

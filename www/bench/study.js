@@ -18,14 +18,17 @@ export async function pipelines(device, variants, entries) {
   return out;
 }
 
-/** `reps` rounds, each timing `run(name)` (async, ms per call = elapsed / `per`) for every name in turn. */
+/**
+ * `reps` rounds, each timing `run(name)` (async, ms per call = elapsed / `per`) for every name in turn;
+ * a `run` that returns a number has timed itself (ms, e.g. to leave an untimed wait out).
+ */
 export async function alternate(names, reps, per, run) {
   const samples = Object.fromEntries(names.map((k) => [k, []]));
   for (let r = 0; r < reps; r++) {
     for (const k of names) {
       const t0 = performance.now();
-      await run(k);
-      samples[k].push((performance.now() - t0) / per);
+      const own = await run(k);
+      samples[k].push((typeof own === 'number' ? own : performance.now() - t0) / per);
     }
   }
   return samples;
