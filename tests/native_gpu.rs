@@ -130,6 +130,16 @@ fn long_loops_match() {
 }
 
 #[test]
+fn big_windows_match() {
+    block_on(common::big_windows::big_windows_match(&session(None)));
+}
+
+#[test]
+fn big_window_scratch_is_planned() {
+    block_on(common::big_windows::big_window_scratch_is_planned(&session(None)));
+}
+
+#[test]
 fn layer_norm_reads_its_chain_through_the_reduction() {
     block_on(common::composite::layer_norm_reads_its_chain_through_the_reduction(&session(None)));
 }

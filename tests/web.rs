@@ -323,6 +323,16 @@ async fn long_loops_match() {
 }
 
 #[wasm_bindgen_test]
+async fn big_windows_match() {
+    common::big_windows::big_windows_match(&session().await).await;
+}
+
+#[wasm_bindgen_test]
+async fn big_window_scratch_is_planned() {
+    common::big_windows::big_window_scratch_is_planned(&session().await).await;
+}
+
+#[wasm_bindgen_test]
 async fn layer_norm_reads_its_chain_through_the_reduction() {
     common::composite::layer_norm_reads_its_chain_through_the_reduction(&session().await).await;
 }

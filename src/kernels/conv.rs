@@ -1,7 +1,8 @@
 //! Convolutions and pooling over NHWC tensors: a direct convolution computing four output
 //! channels per thread (`shaders/conv2d.wgsl`), a pointwise (1×1, stride 1, unpadded) convolution
 //! as one tiled matmul over `[N·H·W, C] × [C, OC]` (the layouts are already those matrices), a
-//! depthwise convolution (`shaders/depthwise.wgsl`) and max/average pooling (`shaders/pool.wgsl`).
+//! depthwise convolution (`shaders/depthwise.wgsl`), and the gradients of the convolutions.
+//! Pooling is in `pool.rs`.
 
 use super::depthwise::Form;
 use super::epilogue::{producer_parts, Epilogue};
@@ -13,7 +14,6 @@ use crate::ops::{Pad, Pair};
 const CONV2D: &str = include_str!("../../shaders/conv2d.wgsl");
 const DEPTHWISE: &str = include_str!("../../shaders/depthwise.wgsl");
 const DEPTHWISE4: &str = include_str!("../../shaders/depthwise4.wgsl");
-const POOL: &str = include_str!("../../shaders/pool.wgsl");
 
 /// `[H, W, C]` of an NHWC operand (rank 3 is one image).
 fn hwc(x: &Operand) -> [usize; 3] {
@@ -21,9 +21,9 @@ fn hwc(x: &Operand) -> [usize; 3] {
     [x.shape[r - 3], x.shape[r - 2], x.shape[r - 1]]
 }
 
-/// The parameters shared by the windowed kernels: `[H, W, C, OH, OW, extra, FH, FW, strides,
-/// dilations, pads]` (the pool has no dilations and no extra).
-fn geometry(
+/// The parameters shared by the windowed kernels (the pools' too, `pool.rs`): `[H, W, C, OH, OW,
+/// extra, FH, FW, strides, dilations, pads]` (the pool has no dilations and no extra).
+pub(super) fn geometry(
     name: &str,
     x: &Operand,
     out: &Operand,
@@ -194,74 +194,11 @@ pub(crate) fn depthwise_with(
     record_window(ctx, enc, kernel, params, &inputs, out, threads, epi, None)
 }
 
-#[allow(clippy::too_many_arguments)] // the op table passes each attribute
-fn pool(
-    ctx: &Ctx,
-    enc: &mut crate::commands::Commands,
-    max: bool,
-    x: Operand,
-    out: Operand,
-    size: &Pair,
-    s: &Pair,
-    pad: &Pad,
-) -> Result<()> {
-    let name = if max { "maxPool" } else { "avgPool" };
-    let g = geometry(name, &x, &out, (size.0, size.1), s, pad, &Pair::ONE)?;
-    let len = out.len();
-    // [len, H, W, C, OH, OW, FH, FW, stride_h, stride_w, pad_top, pad_left]
-    let params: Vec<u32> = [len as u32]
-        .into_iter()
-        .chain(g[..5].iter().copied())
-        .chain(g[6..10].iter().copied())
-        .chain(g[12..].iter().copied())
-        .collect();
-    let p = ctx
-        .cache
-        .pipeline(ctx.device, "pool", if max { "max" } else { "avg" }, || {
-            format!("const MAX: bool = {max};\n{POOL}")
-        });
-    dispatch(
-        ctx,
-        enc,
-        &p,
-        (out.buffer, len),
-        &params,
-        &[(x.buffer, x.len())],
-        grid(len.div_ceil(WORKGROUP as u64)),
-    );
-    Ok(())
-}
-
-pub(crate) fn max_pool(
-    ctx: &Ctx,
-    enc: &mut crate::commands::Commands,
-    args: &[Operand],
-    out: Operand,
-    size: &Pair,
-    s: &Pair,
-    pad: &Pad,
-) -> Result<()> {
-    pool(ctx, enc, true, args[0], out, size, s, pad)
-}
-
-pub(crate) fn avg_pool(
-    ctx: &Ctx,
-    enc: &mut crate::commands::Commands,
-    args: &[Operand],
-    out: Operand,
-    size: &Pair,
-    s: &Pair,
-    pad: &Pad,
-) -> Result<()> {
-    pool(ctx, enc, false, args[0], out, size, s, pad)
-}
-
 const CONV_INPUT_GRAD: &str = include_str!("../../shaders/conv_input_grad.wgsl");
 const CONV_FILTER_GRAD: &str = include_str!("../../shaders/conv_filter_grad.wgsl");
 const CONV_FILTER_GRAD_WG: &str = include_str!("../../shaders/conv_filter_grad_wg.wgsl");
 /// `fn filter_element`, prepended to both filter-gradient shaders.
 const CONV_FILTER_GRAD_INDEX: &str = include_str!("../../shaders/conv_filter_grad_index.wgsl");
-const POOL_GRAD: &str = include_str!("../../shaders/pool_grad.wgsl");
 
 /// `[H, W, C, OH, OW, K, FH, FW, strides, dilations, pads]` of a convolution's gradient, from its
 /// input `x`, filter `f` and upstream gradient `g` (the forward output's shape).
@@ -348,44 +285,5 @@ pub(crate) fn filter_grad(
     });
     let inputs = [(x.buffer, x.len()), (g.buffer, g.len())]; // the filter gives only its shape
     dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, grid(groups));
-    Ok(())
-}
-
-#[allow(clippy::too_many_arguments)] // the op table passes each attribute
-pub(crate) fn pool_grad(
-    ctx: &Ctx,
-    enc: &mut crate::commands::Commands,
-    args: &[Operand],
-    out: Operand,
-    &max: &bool,
-    size: &Pair,
-    s: &Pair,
-    pad: &Pad,
-) -> Result<()> {
-    let (x, g) = (args[0], args[1]);
-    let name = if max { "maxPool" } else { "avgPool" };
-    let geo = geometry(name, &x, &g, (size.0, size.1), s, pad, &Pair::ONE)?;
-    let len = out.len();
-    let params: Vec<u32> = [len as u32]
-        .into_iter()
-        .chain(geo[..5].iter().copied())
-        .chain(geo[6..10].iter().copied())
-        .chain(geo[12..].iter().copied())
-        .collect();
-    let p = ctx
-        .cache
-        .pipeline(ctx.device, "pool_grad", if max { "max" } else { "avg" }, || {
-            format!("const MAX: bool = {max};\n{POOL_GRAD}")
-        });
-    let inputs = [(x.buffer, x.len()), (g.buffer, g.len())];
-    dispatch(
-        ctx,
-        enc,
-        &p,
-        (out.buffer, len),
-        &params,
-        &inputs,
-        grid(len.div_ceil(WORKGROUP as u64)),
-    );
     Ok(())
 }

@@ -16,6 +16,7 @@ pub(crate) use fused::record_fused_outputs;
 mod layout;
 mod lines;
 mod matmul;
+mod pool;
 mod reduce;
 
 pub(crate) use cache::KernelCache;

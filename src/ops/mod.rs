@@ -258,10 +258,22 @@ pub(crate) fn line_parts(lines: usize, len: usize) -> usize {
     }
 }
 
+/// Whether `maxPool`'s gradient takes each window's first maximum from a pass of its own (two
+/// words of scratch a window: `shaders/pool.wgsl` with `ARG`) rather than having every thread walk
+/// the cells of each window that contains its element: when that walk (windows containing an
+/// element, each about `fh·(fw + 2)` iterations) would pass lavapipe's loop budget (`LONG_LINE`), which
+/// stops it silently, and where it would cost the square of the window's area anyway.
+pub(crate) fn pool_grad_argmax(filter: &Pair, strides: &Pair) -> bool {
+    let over = |f: usize, s: usize| f.div_ceil(s.max(1)) as u64;
+    let walk = (filter.0 * (filter.1 + 2) + 2) as u64;
+    over(filter.0, strides.0) * (over(filter.1, strides.1) * walk + 2) + 1 > LONG_LINE as u64
+}
+
 impl Op {
     /// Words of scratch a kernel of this op needs for an input of shape `input` and an output of
     /// `output` elements (0: none): a split reduction's partial results; a long softmax row's
-    /// per-part maximum and sum of exponentials, a long `cumsum` line's per-part sums.
+    /// per-part maximum and sum of exponentials, a long `cumsum` line's per-part sums; the first
+    /// maximum of each window of a large `maxPool`'s gradient.
     pub(crate) fn scratch_words(&self, input: &[usize], output: u64) -> u64 {
         let count = input.iter().product::<usize>() as u64;
         // (lines, parts) of an op along `axis`
@@ -288,6 +300,25 @@ impl Op {
                 Some((lines, parts)) if parts > 1 => lines * parts,
                 _ => 0,
             },
+            // each window's first maximum: its position and value
+            Op::PoolGrad {
+                max: true,
+                filter_size,
+                strides,
+                pad,
+            } if pool_grad_argmax(filter_size, strides) && input.len() >= 3 => {
+                let r = input.len();
+                let out = |i: usize, f: usize, s: usize| {
+                    rules::extent("maxPool", input[i], f, s, 1, *pad).map(|e| e.out as u64)
+                };
+                match (
+                    out(r - 3, filter_size.0, strides.0),
+                    out(r - 2, filter_size.1, strides.1),
+                ) {
+                    (Ok(oh), Ok(ow)) => 2 * oh * ow * count / (input[r - 3] * input[r - 2]).max(1) as u64,
+                    _ => 0,
+                }
+            }
             _ => 0,
         }
     }

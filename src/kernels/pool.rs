@@ -1,0 +1,180 @@
+//! Max and average pooling over NHWC tensors (`shaders/pool.wgsl`) and their gradient with respect
+//! to the input (`shaders/pool_grad.wgsl`), one thread per output (input) element.
+
+use super::conv::geometry;
+use super::{dispatch, grid, passes, Ctx, Operand, MAX_LOOP, WORKGROUP};
+use crate::error::Result;
+use crate::ops::{Pad, Pair};
+
+const POOL: &str = include_str!("../../shaders/pool.wgsl");
+const POOL_GRAD: &str = include_str!("../../shaders/pool_grad.wgsl");
+
+/// `[len, H, W, C, OH, OW, FH, FW, stride_h, stride_w, pad_top, pad_left]` of a pool whose input is
+/// `x` and whose output (or upstream gradient) is `out`, over `len` threads.
+fn pool_params(
+    name: &str,
+    x: &Operand,
+    out: &Operand,
+    size: &Pair,
+    s: &Pair,
+    pad: &Pad,
+    len: u64,
+) -> Result<Vec<u32>> {
+    let g = geometry(name, x, out, (size.0, size.1), s, pad, &Pair::ONE)?;
+    Ok([len as u32]
+        .into_iter()
+        .chain(g[..5].iter().copied())
+        .chain(g[6..10].iter().copied())
+        .chain(g[12..].iter().copied())
+        .collect())
+}
+
+/// Ranges `[rows, columns]` of the passes of a kernel whose thread walks a `rows × cols` block
+/// (a pool's window, or a gradient's windows containing an element), `cost` iterations a cell: all
+/// of it at once on GPUs; on CPU adapters blocks whose walk (each row's cells plus two) stays under
+/// `MAX_LOOP` (lavapipe stops an invocation's loops there, silently: in one walk a 256×256 global
+/// average pool gave 1.9999539 where 1.99996948 is exact). `span` is what the ranges cover: `[rows, cols]` for a window, the
+/// output's `[OH, OW]` for a gradient (its threads' blocks are anywhere in it). Each pass combines
+/// with what the ones before it wrote; the last one stores the result.
+fn block_passes(ctx: &Ctx, [rows, cols]: [usize; 2], cost: usize, span: [usize; 2]) -> Vec<[[u32; 2]; 2]> {
+    let budget = MAX_LOOP - 16;
+    // a loop of n iterations counts n + 1 there (its exit too): a row of the block counts its
+    // cells' iterations and two
+    let (step_r, step_c) = if !ctx.cpu_adapter || rows * (cols * cost + 2) < budget {
+        (span[0], span[1])
+    } else {
+        let step_c = if cols * cost < budget / 2 {
+            span[1]
+        } else {
+            (budget / 2 / cost).max(1)
+        };
+        (budget / (cols.min(step_c) * cost + 2), step_c)
+    };
+    passes(span[0], step_r)
+        .flat_map(|r| passes(span[1], step_c).map(move |c| [r, c]))
+        .collect()
+}
+
+/// What a forward pool writes: the mean or the max of each window, or (`Arg`, for the gradient)
+/// each window's first maximum as two words, position and value.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Avg,
+    Max,
+    Arg,
+}
+
+#[allow(clippy::too_many_arguments)] // the op table passes each attribute
+fn pool(
+    ctx: &Ctx,
+    enc: &mut crate::commands::Commands,
+    mode: Mode,
+    x: Operand,
+    (windows, target): (Operand, &wgpu::Buffer),
+    size: &Pair,
+    s: &Pair,
+    pad: &Pad,
+) -> Result<()> {
+    let max = mode != Mode::Avg;
+    let name = if max { "maxPool" } else { "avgPool" };
+    let len = windows.len();
+    let mut params = pool_params(name, &x, &windows, size, s, pad, len)?;
+    let arg = mode == Mode::Arg;
+    let form = ["avg", "max", "arg"][mode as usize];
+    let p = ctx.cache.pipeline(ctx.device, "pool", form, || {
+        format!("const MAX: bool = {max};\nconst ARG: bool = {arg};\n{POOL}")
+    });
+    params.extend([0; 4]);
+    let words = if arg { 2 * len } else { len };
+    for [rows, cols] in block_passes(ctx, [size.0, size.1], 1, [size.0, size.1]) {
+        params[12..].copy_from_slice(&[rows[0], rows[1], cols[0], cols[1]]);
+        dispatch(
+            ctx,
+            enc,
+            &p,
+            (target, words),
+            &params,
+            &[(x.buffer, x.len())],
+            grid(len.div_ceil(WORKGROUP as u64)),
+        );
+    }
+    Ok(())
+}
+
+pub(crate) fn max_pool(
+    ctx: &Ctx,
+    enc: &mut crate::commands::Commands,
+    args: &[Operand],
+    out: Operand,
+    size: &Pair,
+    s: &Pair,
+    pad: &Pad,
+) -> Result<()> {
+    pool(ctx, enc, Mode::Max, args[0], (out, out.buffer), size, s, pad)
+}
+
+pub(crate) fn avg_pool(
+    ctx: &Ctx,
+    enc: &mut crate::commands::Commands,
+    args: &[Operand],
+    out: Operand,
+    size: &Pair,
+    s: &Pair,
+    pad: &Pad,
+) -> Result<()> {
+    pool(ctx, enc, Mode::Avg, args[0], (out, out.buffer), size, s, pad)
+}
+
+#[allow(clippy::too_many_arguments)] // the op table passes each attribute
+pub(crate) fn pool_grad(
+    ctx: &Ctx,
+    enc: &mut crate::commands::Commands,
+    args: &[Operand],
+    out: Operand,
+    &max: &bool,
+    size: &Pair,
+    s: &Pair,
+    pad: &Pad,
+) -> Result<()> {
+    let (x, g) = (args[0], args[1]);
+    let name = if max { "maxPool" } else { "avgPool" };
+    let len = out.len();
+    let mut params = pool_params(name, &x, &g, size, s, pad, len)?;
+    // a large window's first maxima come from a pass of their own (`ops::pool_grad_argmax`), into
+    // the scratch the plan holds for them
+    let scratch = match ctx.scratch {
+        Some(alloc) if max && crate::ops::pool_grad_argmax(size, s) => Some(alloc(2 * g.len())?),
+        _ => None,
+    };
+    if let Some(sc) = &scratch {
+        pool(ctx, enc, Mode::Arg, x, (g, &sc.buffer), size, s, pad)?;
+    }
+    let arg = scratch.is_some();
+    let form = ["avg", "max", "arg"][max as usize + arg as usize];
+    let p = ctx.cache.pipeline(ctx.device, "pool_grad", form, || {
+        format!("const MAX: bool = {max};\nconst ARG: bool = {arg};\n{POOL_GRAD}")
+    });
+    let first = match &scratch {
+        Some(sc) => (&sc.buffer, 2 * g.len()),
+        None => (x.buffer, x.len()),
+    };
+    let inputs = [first, (g.buffer, g.len())];
+    // a thread visits the windows containing its element: at most ⌈F/stride⌉ each way
+    let over = [size.0.div_ceil(s.0), size.1.div_ceil(s.1)];
+    let walk = if max && !arg { size.0 * (size.1 + 2) + 2 } else { 1 };
+    let [oh, ow] = [params[4] as usize, params[5] as usize];
+    params.extend([0; 4]);
+    for [rows, cols] in block_passes(ctx, over, walk, [oh, ow]) {
+        params[12..].copy_from_slice(&[rows[0], rows[1], cols[0], cols[1]]);
+        dispatch(
+            ctx,
+            enc,
+            &p,
+            (out.buffer, len),
+            &params,
+            &inputs,
+            grid(len.div_ceil(WORKGROUP as u64)),
+        );
+    }
+    Ok(())
+}
