@@ -135,6 +135,11 @@ fn big_windows_match() {
 }
 
 #[test]
+fn pool_grad_checks_its_gradient() {
+    common::big_windows::pool_grad_checks_its_gradient();
+}
+
+#[test]
 fn big_window_scratch_is_planned() {
     block_on(common::big_windows::big_window_scratch_is_planned(&session(None)));
 }

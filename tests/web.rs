@@ -328,6 +328,11 @@ async fn big_windows_match() {
 }
 
 #[wasm_bindgen_test]
+fn pool_grad_checks_its_gradient() {
+    common::big_windows::pool_grad_checks_its_gradient();
+}
+
+#[wasm_bindgen_test]
 async fn big_window_scratch_is_planned() {
     common::big_windows::big_window_scratch_is_planned(&session().await).await;
 }

@@ -29,26 +29,28 @@ fn pool_params(
         .collect())
 }
 
-/// Ranges `[rows, columns]` of the passes of a kernel whose thread walks a `rows × cols` block
-/// (a pool's window, or a gradient's windows containing an element), `cost` iterations a cell: all
-/// of it at once on GPUs; on CPU adapters blocks whose walk (each row's cells plus two) stays under
-/// `MAX_LOOP` (lavapipe stops an invocation's loops there, silently: in one walk a 256×256 global
-/// average pool gave 1.9999539 where 1.99996948 is exact). `span` is what the ranges cover: `[rows, cols]` for a window, the
-/// output's `[OH, OW]` for a gradient (its threads' blocks are anywhere in it). Each pass combines
-/// with what the ones before it wrote; the last one stores the result.
+/// Ranges `[rows, columns]` of the passes of a kernel whose thread walks at most a `rows × cols`
+/// block (a pool's window cells inside the input, or a gradient's windows containing an element),
+/// `cost` iterations a cell: all of it at once on GPUs; on CPU adapters blocks whose walk (each
+/// row's cells plus two) stays under `MAX_LOOP` (lavapipe stops an invocation's loops there,
+/// silently: in one walk a 256×256 global average pool gave 1.9999539 where 1.99996948 is exact).
+/// `span` is what the ranges cover: the window's `[FH, FW]`, or the output's `[OH, OW]` for a
+/// gradient (its threads' blocks are anywhere in it). Each pass combines with what the ones before
+/// it wrote; the last one stores the result.
 fn block_passes(ctx: &Ctx, [rows, cols]: [usize; 2], cost: usize, span: [usize; 2]) -> Vec<[[u32; 2]; 2]> {
     let budget = MAX_LOOP - 16;
     // a loop of n iterations counts n + 1 there (its exit too): a row of the block counts its
     // cells' iterations and two
-    let (step_r, step_c) = if !ctx.cpu_adapter || rows * (cols * cost + 2) < budget {
+    let row = |cols: usize| cols.saturating_mul(cost).saturating_add(2);
+    let (step_r, step_c) = if !ctx.cpu_adapter || rows.saturating_mul(row(cols)) < budget {
         (span[0], span[1])
     } else {
-        let step_c = if cols * cost < budget / 2 {
+        let step_c = if row(cols) < budget / 2 {
             span[1]
         } else {
             (budget / 2 / cost).max(1)
         };
-        (budget / (cols.min(step_c) * cost + 2), step_c)
+        (budget / row(cols.min(step_c)), step_c)
     };
     passes(span[0], step_r)
         .flat_map(|r| passes(span[1], step_c).map(move |c| [r, c]))
@@ -86,7 +88,9 @@ fn pool(
     });
     params.extend([0; 4]);
     let words = if arg { 2 * len } else { len };
-    for [rows, cols] in block_passes(ctx, [size.0, size.1], 1, [size.0, size.1]) {
+    // a thread walks only its window's cells inside the input
+    let inside = [size.0.min(params[1] as usize), size.1.min(params[2] as usize)];
+    for [rows, cols] in block_passes(ctx, inside, 1, [size.0, size.1]) {
         params[12..].copy_from_slice(&[rows[0], rows[1], cols[0], cols[1]]);
         dispatch(
             ctx,
@@ -142,9 +146,16 @@ pub(crate) fn pool_grad(
     let mut params = pool_params(name, &x, &g, size, s, pad, len)?;
     // a large window's first maxima come from a pass of their own (`ops::pool_grad_argmax`), into
     // the scratch the plan holds for them
+    let [h, w] = [params[1] as usize, params[2] as usize];
     let scratch = match ctx.scratch {
-        Some(alloc) if max && crate::ops::pool_grad_argmax(size, s) => Some(alloc(2 * g.len())?),
-        _ => None,
+        _ if !(max && crate::ops::pool_grad_argmax(size, s, [h, w])) => None,
+        Some(alloc) => Some(alloc(2 * g.len())?),
+        // every caller that records this op plans its scratch (`Op::scratch_words`)
+        None => {
+            return Err(crate::error::Error::Unsupported(
+                "maxPool's gradient over windows this large needs planned scratch".into(),
+            ))
+        }
     };
     if let Some(sc) = &scratch {
         pool(ctx, enc, Mode::Arg, x, (g, &sc.buffer), size, s, pad)?;
@@ -160,9 +171,16 @@ pub(crate) fn pool_grad(
     };
     let inputs = [first, (g.buffer, g.len())];
     // a thread visits the windows containing its element: at most ⌈F/stride⌉ each way
-    let over = [size.0.div_ceil(s.0), size.1.div_ceil(s.1)];
-    let walk = if max && !arg { size.0 * (size.1 + 2) + 2 } else { 1 };
     let [oh, ow] = [params[4] as usize, params[5] as usize];
+    let over = [size.0.div_ceil(s.0).min(oh), size.1.div_ceil(s.1).min(ow)];
+    let walk = match max && !arg {
+        true => size
+            .0
+            .min(h)
+            .saturating_mul(size.1.min(w).saturating_add(2))
+            .saturating_add(2),
+        false => 1,
+    };
     params.extend([0; 4]);
     for [rows, cols] in block_passes(ctx, over, walk, [oh, ow]) {
         params[12..].copy_from_slice(&[rows[0], rows[1], cols[0], cols[1]]);

@@ -260,13 +260,15 @@ pub(crate) fn line_parts(lines: usize, len: usize) -> usize {
 
 /// Whether `maxPool`'s gradient takes each window's first maximum from a pass of its own (two
 /// words of scratch a window: `shaders/pool.wgsl` with `ARG`) rather than having every thread walk
-/// the cells of each window that contains its element: when that walk (windows containing an
-/// element, each about `fh·(fw + 2)` iterations) would pass lavapipe's loop budget (`LONG_LINE`), which
-/// stops it silently, and where it would cost the square of the window's area anyway.
-pub(crate) fn pool_grad_argmax(filter: &Pair, strides: &Pair) -> bool {
+/// the cells of each window that contains its element: when that walk (up to ⌈F/stride⌉ windows
+/// each way, each about `fh·(fw + 2)` iterations over its cells inside the input, `[h, w]`) would
+/// pass lavapipe's loop budget (`LONG_LINE`, less the margin `kernels/pool.rs` keeps), which stops
+/// it silently, and where it would cost the square of the window's area anyway.
+pub(crate) fn pool_grad_argmax(filter: &Pair, strides: &Pair, [h, w]: [usize; 2]) -> bool {
     let over = |f: usize, s: usize| f.div_ceil(s.max(1)) as u64;
-    let walk = (filter.0 * (filter.1 + 2) + 2) as u64;
-    over(filter.0, strides.0) * (over(filter.1, strides.1) * walk + 2) + 1 > LONG_LINE as u64
+    let (fh, fw) = (filter.0.min(h) as u64, filter.1.min(w) as u64);
+    let walk = fh * (fw + 2) + 2;
+    over(filter.0, strides.0) * (over(filter.1, strides.1) * walk + 2) + 1 >= (LONG_LINE - 16) as u64
 }
 
 impl Op {
@@ -306,7 +308,13 @@ impl Op {
                 filter_size,
                 strides,
                 pad,
-            } if pool_grad_argmax(filter_size, strides) && input.len() >= 3 => {
+            } if input.len() >= 3
+                && pool_grad_argmax(
+                    filter_size,
+                    strides,
+                    [input[input.len() - 3], input[input.len() - 2]],
+                ) =>
+            {
                 let r = input.len();
                 let out = |i: usize, f: usize, s: usize| {
                     rules::extent("maxPool", input[i], f, s, 1, *pad).map(|e| e.out as u64)
@@ -315,7 +323,7 @@ impl Op {
                     out(r - 3, filter_size.0, strides.0),
                     out(r - 2, filter_size.1, strides.1),
                 ) {
-                    (Ok(oh), Ok(ow)) => 2 * oh * ow * count / (input[r - 3] * input[r - 2]).max(1) as u64,
+                    (Ok(oh), Ok(ow)) => 2 * oh * ow * (count / (input[r - 3] * input[r - 2]).max(1) as u64),
                     _ => 0,
                 }
             }

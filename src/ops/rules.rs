@@ -315,7 +315,22 @@ pub(super) fn conv_filter_grad(args: Args, _s: &Pair, _p: &Pad, _d: &Pair, _dw: 
     Ok(args[1].clone())
 }
 
-pub(super) fn pool_grad(args: Args, _max: &bool, _f: &Pair, _s: &Pair, _p: &Pad) -> Out {
+pub(super) fn pool_grad(args: Args, max: &bool, f: &Pair, s: &Pair, p: &Pad) -> Out {
     float_all("poolGrad", args)?;
+    // `g` is the forward pool's output: its kernel (and its planned scratch) count its windows
+    let op = if *max { "maxPool" } else { "avgPool" };
+    let (want, _) = pool(op, &args[..1], f, s, p)?;
+    let g = &args[1].0;
+    let fits = g.len() == want.len()
+        && g.iter()
+            .zip(&want)
+            .all(|(a, b)| a.is_none() || b.is_none() || a == b);
+    if !fits {
+        return Err(Error::ShapeMismatch(format!(
+            "poolGrad: g has shape {}, the {op} of x gives {}",
+            show(g),
+            show(&want)
+        )));
+    }
     Ok(args[0].clone())
 }

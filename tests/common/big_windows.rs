@@ -190,3 +190,21 @@ pub async fn big_window_scratch_is_planned(s: &Session) {
     }
     assert_eq!(peaks[1], peaks[0] + 48, "the maxima of 6 windows, two words each");
 }
+
+/// A `poolGrad` node read from JSON whose `g` is not its pool's output (here `x` itself, 4×4 where
+/// the 2×2/2 pool gives 2×2) is refused with SHAPE_MISMATCH: its kernel, and the scratch planned
+/// for it, count the windows from `x`'s shape.
+pub fn pool_grad_checks_its_gradient() {
+    let json = r#"{"assign":[],"format":"affon.program/1","name":"g","nodes":[{"dtype":"float32","name":"x","op":"input","shape":[1,4,4,1]},{"args":[0,0],"filterSize":[2,2],"max":true,"op":"poolGrad","pad":"valid","strides":[2,2]}],"outputs":[{"name":"gx","node":1}]}"#;
+    let err = Program::from_json(json).map(|_| ()).unwrap_err();
+    assert_eq!(err.code(), "SHAPE_MISMATCH", "{err}");
+    let fits = json.replace(
+        r#""shape":[1,4,4,1]},{"args":[0,0]"#,
+        r#""shape":[1,4,4,1]},{"dtype":"float32","name":"g","op":"input","shape":[1,2,2,1]},{"args":[0,1]"#,
+    );
+    let fits = fits.replace(r#""node":1"#, r#""node":2"#);
+    assert!(
+        Program::from_json(&fits).is_ok(),
+        "the same with g of the pool's shape"
+    );
+}
