@@ -53,10 +53,11 @@ pub fn check(data: &[u8]) {
 }
 
 /// The committed seeds (`fuzz/seeds/program_json/`), for the test targets.
-pub const SEEDS: [&str; 5] = [
+pub const SEEDS: [&str; 6] = [
     include_str!("../../fuzz/seeds/program_json/broadcast.json"),
     include_str!("../../fuzz/seeds/program_json/cyclic.json"),
     include_str!("../../fuzz/seeds/program_json/mlp.json"),
     include_str!("../../fuzz/seeds/program_json/nonfinite.json"),
+    include_str!("../../fuzz/seeds/program_json/pool_grad.json"),
     include_str!("../../fuzz/seeds/program_json/running_mean.json"),
 ];
