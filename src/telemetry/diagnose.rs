@@ -23,7 +23,7 @@
 //! Whatever moved but did not decide the verdict is listed in `findings`. With a `session`, only
 //! that session's labelled records count (runtime memory is the process's).
 
-use super::series::{late_rise, material, point, swing, trend, Point, Trend};
+use super::series::{counted_runtime, late_rise, material, point, swing, trend, Point, Trend};
 use super::MetricRecord;
 
 mod sampler;
@@ -139,11 +139,13 @@ fn judge_points(pts: &[Point], warm: usize, iterations: Option<u64>) -> Diagnosi
     let cached = ev("compute.memory/pool_cached_bytes", &|p| p.cached);
     let tensors = ev("compute.storage/live_tensors", &|p| p.tensors);
     let runtime = ev("runtime.memory/total", &|p| p.runtime);
+    // the runtime figure the rules count: less a JS heap rise too small to tell from garbage
+    let (counted, uncollected) = counted_runtime(window);
     let (live_t, peak_t, pool_t, runtime_t) = (
         trend(&col(|p| p.live)),
         trend(&col(|p| p.peak)),
         trend(&col(|p| p.pool)),
-        trend(&col(|p| p.runtime)),
+        trend(&counted),
     );
     // Pool and runtime growth is material when what the last two thirds of the window add (scaled
     // to the whole window, from medians: `late_rise`) is: a burst early in the window (a driver or
@@ -151,12 +153,7 @@ fn judge_points(pts: &[Point], warm: usize, iterations: Option<u64>) -> Diagnosi
     // is one step in the last samples, while a leak grows all along.
     let late = |get: fn(&Point) -> f64| late_rise(&col(get));
     let pool_material = material(late(|p| p.pool), pool.warm, POOL_FLOOR, swing(&col(|p| p.pool)));
-    let runtime_material = material(
-        late(|p| p.runtime),
-        runtime.warm,
-        RUNTIME_FLOOR,
-        swing(&col(|p| p.runtime)),
-    );
+    let runtime_material = material(late_rise(&counted), runtime.warm, RUNTIME_FLOOR, swing(&counted));
 
     let mut grown: Vec<(String, f64)> = a
         .origins
@@ -194,7 +191,7 @@ fn judge_points(pts: &[Point], warm: usize, iterations: Option<u64>) -> Diagnosi
         growths.push((pool.delta, Verdict::PoolRetention));
     }
     if runtime_t == Trend::Sustained && runtime_material {
-        growths.push((runtime.delta, Verdict::ProcessGrowth));
+        growths.push((counted[counted.len() - 1] - counted[0], Verdict::ProcessGrowth));
     }
     // A rising peak explains a rising pool (new sizes need new classes): shape growth comes first.
     growths.sort_by(|x, y| {
@@ -341,8 +338,15 @@ fn judge_points(pts: &[Point], warm: usize, iterations: Option<u64>) -> Diagnosi
             ),
         );
     }
+    if let Some(rise) = uncollected.filter(|&r| r >= RUNTIME_FLOOR) {
+        find(
+            "js-heap-below-floor",
+            format!("the JS heap rose by {} in the window: not counted, below the 8 MiB that sampling can tell from garbage V8 has yet to collect (watch longer, or take a heap snapshot)", fmt_bytes(rise)),
+        );
+    }
     if decided != Verdict::ProcessGrowth
         && runtime.delta >= RUNTIME_FLOOR
+        && uncollected.is_none()
         && !growths.iter().any(|g| g.1 == Verdict::ProcessGrowth)
     {
         find(
@@ -350,7 +354,7 @@ fn judge_points(pts: &[Point], warm: usize, iterations: Option<u64>) -> Diagnosi
             format!(
                 "runtime memory rose by {} without a sustained, material trend (it swings by {} on its own): not counted",
                 fmt_bytes(runtime.delta),
-                fmt_bytes(swing(&col(|p| p.runtime)))
+                fmt_bytes(swing(&counted))
             ),
         );
     }
