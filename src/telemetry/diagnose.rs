@@ -23,24 +23,13 @@
 //! Whatever moved but did not decide the verdict is listed in `findings`. With a `session`, only
 //! that session's labelled records count (runtime memory is the process's).
 
-use super::series::{counted_runtime, late_rise, material, point, swing, trend, Point, Trend};
+use super::series::{counted_runtime, fmt_bytes, late_rise, material, point, swing, trend, Point, Trend};
 use super::MetricRecord;
 
 mod sampler;
 mod types;
 pub(crate) use sampler::Sampler;
 pub use types::{Diagnosis, Evidence, Finding, Series, Snapshots, Verdict};
-
-fn fmt_bytes(b: f64) -> String {
-    let a = b.abs();
-    if a >= (1u64 << 20) as f64 {
-        format!("{:.1} MiB", b / (1u64 << 20) as f64)
-    } else if a >= 1024.0 {
-        format!("{:.1} KiB", b / 1024.0)
-    } else {
-        format!("{b:.0} B")
-    }
-}
 
 /// Classifies three snapshots (see the module docs for the rules).
 pub fn diagnose(snapshots: Snapshots) -> Diagnosis {
@@ -174,6 +163,17 @@ fn judge_points(pts: &[Point], warm: usize, iterations: Option<u64>) -> Diagnosi
         Some(p) => format!("{} per iteration", fmt_bytes(p)),
         None => format!("{} in total", fmt_bytes(e.delta)),
     };
+    // what decided a runtime growth: the rise without a JS heap rise left out (named apart)
+    let rise = runtime.delta - uncollected.unwrap_or(0.0);
+    let counted_rise = Evidence {
+        delta: rise,
+        per_iteration: n.map(|k| rise / k as f64),
+        ..runtime.clone()
+    };
+    let runtime_rose = match uncollected {
+        Some(h) => format!("{} (the JS heap's {} left out)", per(&counted_rise), fmt_bytes(h)),
+        None => per(&runtime),
+    };
     let mut findings = Vec::new();
     let mut find = |kind: &str, summary: String| {
         findings.push(Finding {
@@ -266,7 +266,7 @@ fn judge_points(pts: &[Point], warm: usize, iterations: Option<u64>) -> Diagnosi
         Verdict::ProcessGrowth => (
             format!(
                 "tensor storage and the pool are flat, but runtime memory rose by {}: the JS heap, runtime or driver grows, not tensors",
-                per(&runtime)
+                runtime_rose,
             ),
             vec![runtime.clone(), live.clone(), pool.clone()],
         ),

@@ -107,6 +107,18 @@ pub(crate) fn counted_runtime(window: &[Point]) -> (Vec<f64>, Option<f64>) {
     )
 }
 
+/// Bytes as a diagnosis says them: B, KiB or MiB, one decimal.
+pub(crate) fn fmt_bytes(b: f64) -> String {
+    let a = b.abs();
+    if a >= (1u64 << 20) as f64 {
+        format!("{:.1} MiB", b / (1u64 << 20) as f64)
+    } else if a >= 1024.0 {
+        format!("{:.1} KiB", b / 1024.0)
+    } else {
+        format!("{b:.0} B")
+    }
+}
+
 /// How a series moved through the window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Trend {

@@ -165,4 +165,11 @@ fn a_small_js_heap_rise_is_not_process_growth() {
     let wasm: Vec<f64> = (0..n).map(|i| 1.8e6 + 65536.0 * i as f64).collect();
     let d = diagnose_samples(&heap_samples(&creep, &wasm), 20, None, true).unwrap();
     assert_eq!(d.verdict, Verdict::ProcessGrowth, "{}", d.summary);
+    // the rate said is wasm memory's (64 KiB an iteration), the heap's rise named apart
+    assert!(
+        d.summary
+            .contains("64.0 KiB per iteration (the JS heap's 1.3 MiB left out)"),
+        "{}",
+        d.summary
+    );
 }
