@@ -9,7 +9,12 @@
 //!     cargo bench --bench compute
 
 #[cfg(not(target_arch = "wasm32"))]
+#[path = "common/chain.rs"]
+mod chain;
+
+#[cfg(not(target_arch = "wasm32"))]
 mod native {
+    use super::chain::chain_program;
     use std::sync::Arc;
     use std::time::Duration;
 
@@ -22,25 +27,6 @@ mod native {
 
     fn chain(x: &Tensor) -> affon::Result<Tensor> {
         x.mul(x)?.relu()?.sqrt()?.neg()?.exp()?.abs()?.square()?.tanh()
-    }
-
-    fn chain_program() -> Program {
-        let mut p = Program::new("chain8");
-        let x = p.input("x", DType::Float32, &[-1]).unwrap();
-        let mut v = p.mul(x, x).unwrap();
-        for f in [
-            Program::relu,
-            Program::sqrt,
-            Program::neg,
-            Program::exp,
-            Program::abs,
-            Program::square,
-            Program::tanh,
-        ] {
-            v = f(&mut p, v).unwrap();
-        }
-        p.output("y", v).unwrap();
-        p
     }
 
     fn mlp_program() -> Program {
@@ -101,7 +87,7 @@ mod native {
         // Elementwise chain, eager and compiled (read back: device work included).
         let n = 1 << 20;
         let x = s.random_uniform(&[n], 0.0, 1.0, 1).unwrap();
-        let exe = s.compile(&chain_program()).unwrap();
+        let exe = s.compile(&chain_program(false)).unwrap();
         let mut g = c.benchmark_group("chain of 8 elementwise ops, 1M floats");
         g.throughput(Throughput::Elements(n as u64));
         g.bench_function("eager", |b| b.iter(|| chain(&x).unwrap().read_words_blocking()));

@@ -8,10 +8,15 @@
 //!     cargo bench --bench elementwise_forms
 
 #[cfg(not(target_arch = "wasm32"))]
+#[path = "common/chain.rs"]
+mod chain;
+
+#[cfg(not(target_arch = "wasm32"))]
 mod native {
+    use super::chain::chain_program;
     use std::time::Instant;
 
-    use affon::{DType, Program, Session, SessionOptions};
+    use affon::{Session, SessionOptions};
 
     const N: u64 = 16 << 20;
     const CHAIN: &str = "let e = exp(-sqrt(max(v * v, vec4(0.0)))); let q = abs(e) * abs(e); \
@@ -38,22 +43,7 @@ mod native {
     pub fn run() {
         let s = Session::new(SessionOptions::default()).expect("a GPU adapter is required");
         println!("adapter: {:?}", s.adapter());
-        let mut p = Program::new("chain");
-        let x = p.input("x", DType::Float32, &[-1]).unwrap();
-        let mut v = p.mul(x, x).unwrap();
-        for f in [
-            Program::relu,
-            Program::sqrt,
-            Program::neg,
-            Program::exp,
-            Program::abs,
-            Program::square,
-            Program::tanh,
-        ] {
-            v = f(&mut p, v).unwrap();
-        }
-        p.output("y", v).unwrap();
-        let exe = s.compile(&p).unwrap();
+        let exe = s.compile(&chain_program(false)).unwrap();
         let xl = s.random_uniform(&[N as usize], 0.0, 1.0, 2).unwrap();
         report(
             "affon: the compiled chain",

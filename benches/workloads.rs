@@ -14,7 +14,12 @@
 //!     cargo bench --bench workloads
 
 #[cfg(not(target_arch = "wasm32"))]
+#[path = "common/chain.rs"]
+mod chain;
+
+#[cfg(not(target_arch = "wasm32"))]
 mod native {
+    use super::chain::chain_program;
     use std::time::Duration;
 
     use affon::ops::{Pad, Pair};
@@ -24,29 +29,6 @@ mod native {
 
     fn read(t: &Tensor) -> Vec<u32> {
         pollster::block_on(t.read_words()).unwrap()
-    }
-
-    /// The 8-op chain, then its full sum when `sum` (one kernel either way).
-    fn chain_program(sum: bool) -> Program {
-        let mut p = Program::new(if sum { "chain_sum" } else { "chain" });
-        let x = p.input("x", DType::Float32, &[-1]).unwrap();
-        let mut v = p.mul(x, x).unwrap();
-        for f in [
-            Program::relu,
-            Program::sqrt,
-            Program::neg,
-            Program::exp,
-            Program::abs,
-            Program::square,
-            Program::tanh,
-        ] {
-            v = f(&mut p, v).unwrap();
-        }
-        if sum {
-            v = p.sum(v, &[], false).unwrap();
-        }
-        p.output("s", v).unwrap();
-        p
     }
 
     /// The block's weights: depthwise filter, pointwise filter, two sets of batchNorm statistics.

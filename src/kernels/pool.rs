@@ -58,12 +58,48 @@ fn block_passes(ctx: &Ctx, [rows, cols]: [usize; 2], cost: usize, span: [usize; 
 }
 
 /// What a forward pool writes: the mean or the max of each window, or (`Arg`, for the gradient)
-/// each window's first maximum as two words, position and value.
+/// each window's first maximum as two words, position and value; and the three forms of the
+/// gradient's kernel: g shared by the cells, each window walked for its first maximum, or that
+/// maximum read from `Arg`'s output.
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
     Avg,
     Max,
     Arg,
+}
+
+/// Records `kernel` (`source` with its `mode`'s constants prepended) once per pass over `threads`
+/// threads, each pass's `[rows, cols]` ranges written after `params` (parameters 12–15).
+#[allow(clippy::too_many_arguments)]
+fn record_passes(
+    ctx: &Ctx,
+    enc: &mut crate::commands::Commands,
+    (kernel, mode, source): (&'static str, Mode, &str),
+    mut params: Vec<u32>,
+    out: (&wgpu::Buffer, u64),
+    inputs: &[(&wgpu::Buffer, u64)],
+    threads: u64,
+    passes: Vec<[[u32; 2]; 2]>,
+) {
+    let (max, arg) = (mode != Mode::Avg, mode == Mode::Arg);
+    let p = ctx
+        .cache
+        .pipeline(ctx.device, kernel, ["avg", "max", "arg"][mode as usize], || {
+            format!("const MAX: bool = {max};\nconst ARG: bool = {arg};\n{source}")
+        });
+    params.extend([0; 4]);
+    for [rows, cols] in passes {
+        params[12..].copy_from_slice(&[rows[0], rows[1], cols[0], cols[1]]);
+        dispatch(
+            ctx,
+            enc,
+            &p,
+            out,
+            &params,
+            inputs,
+            grid(threads.div_ceil(WORKGROUP as u64)),
+        );
+    }
 }
 
 #[allow(clippy::too_many_arguments)] // the op table passes each attribute
@@ -77,31 +113,24 @@ fn pool(
     s: &Pair,
     pad: &Pad,
 ) -> Result<()> {
-    let max = mode != Mode::Avg;
-    let name = if max { "maxPool" } else { "avgPool" };
+    let name = if mode == Mode::Avg { "avgPool" } else { "maxPool" };
     let len = windows.len();
-    let mut params = pool_params(name, &x, &windows, size, s, pad, len)?;
-    let arg = mode == Mode::Arg;
-    let form = ["avg", "max", "arg"][mode as usize];
-    let p = ctx.cache.pipeline(ctx.device, "pool", form, || {
-        format!("const MAX: bool = {max};\nconst ARG: bool = {arg};\n{POOL}")
-    });
-    params.extend([0; 4]);
-    let words = if arg { 2 * len } else { len };
+    let params = pool_params(name, &x, &windows, size, s, pad, len)?;
+    let words = if mode == Mode::Arg { 2 * len } else { len };
     // a thread walks only its window's cells inside the input
     let inside = [size.0.min(params[1] as usize), size.1.min(params[2] as usize)];
-    for [rows, cols] in block_passes(ctx, inside, 1, [size.0, size.1]) {
-        params[12..].copy_from_slice(&[rows[0], rows[1], cols[0], cols[1]]);
-        dispatch(
-            ctx,
-            enc,
-            &p,
-            (target, words),
-            &params,
-            &[(x.buffer, x.len())],
-            grid(len.div_ceil(WORKGROUP as u64)),
-        );
-    }
+    let passes = block_passes(ctx, inside, 1, [size.0, size.1]);
+    let inputs = [(x.buffer, x.len())];
+    record_passes(
+        ctx,
+        enc,
+        ("pool", mode, POOL),
+        params,
+        (target, words),
+        &inputs,
+        len,
+        passes,
+    );
     Ok(())
 }
 
@@ -143,7 +172,7 @@ pub(crate) fn pool_grad(
     let (x, g) = (args[0], args[1]);
     let name = if max { "maxPool" } else { "avgPool" };
     let len = out.len();
-    let mut params = pool_params(name, &x, &g, size, s, pad, len)?;
+    let params = pool_params(name, &x, &g, size, s, pad, len)?;
     // a large window's first maxima come from a pass of their own (`ops::pool_grad_argmax`), into
     // the scratch the plan holds for them
     let [h, w] = [params[1] as usize, params[2] as usize];
@@ -161,10 +190,6 @@ pub(crate) fn pool_grad(
         pool(ctx, enc, Mode::Arg, x, (g, &sc.buffer), size, s, pad)?;
     }
     let arg = scratch.is_some();
-    let form = ["avg", "max", "arg"][max as usize + arg as usize];
-    let p = ctx.cache.pipeline(ctx.device, "pool_grad", form, || {
-        format!("const MAX: bool = {max};\nconst ARG: bool = {arg};\n{POOL_GRAD}")
-    });
     let first = match &scratch {
         Some(sc) => (&sc.buffer, 2 * g.len()),
         None => (x.buffer, x.len()),
@@ -181,18 +206,18 @@ pub(crate) fn pool_grad(
             .saturating_add(2),
         false => 1,
     };
-    params.extend([0; 4]);
-    for [rows, cols] in block_passes(ctx, over, walk, [oh, ow]) {
-        params[12..].copy_from_slice(&[rows[0], rows[1], cols[0], cols[1]]);
-        dispatch(
-            ctx,
-            enc,
-            &p,
-            (out.buffer, len),
-            &params,
-            &inputs,
-            grid(len.div_ceil(WORKGROUP as u64)),
-        );
-    }
+    let mode = [Mode::Avg, Mode::Max, Mode::Arg][max as usize + arg as usize];
+    let passes = block_passes(ctx, over, walk, [oh, ow]);
+    let out = (out.buffer, len);
+    record_passes(
+        ctx,
+        enc,
+        ("pool_grad", mode, POOL_GRAD),
+        params,
+        out,
+        &inputs,
+        len,
+        passes,
+    );
     Ok(())
 }

@@ -51,14 +51,12 @@ fn value(s: &[MetricRecord], scope: &str, name: &str, session: Option<&str>) -> 
 /// Reads a sample. With `session`, tensor and pool figures are that session's labelled records
 /// (runtime memory is the process's: it cannot be attributed).
 pub(crate) fn point(s: &[MetricRecord], session: Option<&str>) -> Point {
-    let runtime = [
+    let [resident, heap, wasm] = [
         "process_resident_bytes",
         "js_heap_used_bytes",
         "wasm_memory_bytes",
     ]
-    .iter()
-    .map(|n| value(s, "runtime.memory", n, None))
-    .sum();
+    .map(|n| value(s, "runtime.memory", n, None));
     let origins = s
         .iter()
         .filter(|r| r.scope == "compute.storage" && r.name == "live_bytes_by_origin")
@@ -74,8 +72,8 @@ pub(crate) fn point(s: &[MetricRecord], session: Option<&str>) -> Point {
         peak: value(s, "compute.storage", "peak_bytes", session),
         pool: value(s, "compute.memory", "pool_bytes", session),
         cached: value(s, "compute.memory", "pool_cached_bytes", session),
-        runtime,
-        heap: value(s, "runtime.memory", "js_heap_used_bytes", None).max(0.0),
+        runtime: resident + heap + wasm,
+        heap: heap.max(0.0),
         origins,
     }
 }

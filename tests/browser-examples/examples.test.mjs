@@ -117,7 +117,8 @@ function steadyAndSettled(r) {
   // 1,600-step run of train-mlp shows the same single page as 400 steps: bounded, not per step), and
   // a second one comes when V8 has not collected within the window — dispose() releases a handle's
   // storage at once, but its few dozen bytes of wasm-side wrapper wait for the JS collection: in 8
-  // runs of train-mlp, the 3 whose JS heap had been collected grew one page, the 5 without two
+  // runs of train-mlp (node --test --test-name-pattern=train-mlp tests/browser-examples/), the 3 whose
+  // JS heap had been collected grew one page, the 5 without two
   assert.ok(r.end.wasm - r.settled.wasm <= 2 * 65536, `wasm memory grew by ${r.end.wasm - r.settled.wasm} B after the loop settled`);
 }
 
