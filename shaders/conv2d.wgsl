@@ -2,11 +2,12 @@
 // reading each input value once for the 4 (the filter's output channels are contiguous).
 // x [N, H, W, C], filter [FH, FW, C, OC], out [N, OH, OW, OC]. The host prepends `alias T = f32;` and
 // `fn store(i: u32, v: T)` (a plain write, or a fused epilogue: `kernels/fused.rs`).
-// A pass walks input channels first .. last (params 15, 16; all of them but on CPU adapters, where the
-// host splits a long walk: `kernels/conv.rs`, `channel_passes`): a pass after the first adds what the
-// passes before it wrote; only the last (last = C) stores through `store`, the others write raw sums.
+// A pass walks input channels first .. last, filter rows and filter columns in the ranges of params
+// 15–20 (all of them but on CPU adapters, where the host splits a long walk: `kernels/conv.rs`,
+// `window_passes`): a pass after the first adds what the passes before it wrote; only the last (every
+// range at its end) stores through `store`, the others write raw sums.
 // params: [threads, H, W, C, OH, OW, OC, FH, FW, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left,
-// first, last]
+// first, last, fy0, fy1, fx0, fx1]
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
 @group(0) @binding(2) var<storage, read> x: array<f32>;
@@ -26,6 +27,8 @@ fn main(
     let OH = params[4]; let OW = params[5]; let OC = params[6];
     let FH = params[7]; let FW = params[8];
     let first = params[15]; let last = params[16];
+    let opening = first == 0u && params[17] == 0u && params[19] == 0u;
+    let closing = last == C && params[18] == FH && params[20] == FW;
     let quads = (OC + 3u) / 4u;
     let oc0 = (t % quads) * 4u;
     let pixel = t / quads;
@@ -34,12 +37,12 @@ fn main(
     let n = pixel / (OW * OH);
     let lanes = min(4u, OC - oc0);
     var acc = vec4<f32>(0.0);
-    for (var fy = 0u; fy < FH; fy = fy + 1u) {
+    for (var fy = params[17]; fy < params[18]; fy = fy + 1u) {
         let iy = i32(oy * params[9] + fy * params[11]) - i32(params[13]);
         if (iy < 0 || iy >= i32(H)) {
             continue;
         }
-        for (var fx = 0u; fx < FW; fx = fx + 1u) {
+        for (var fx = params[19]; fx < params[20]; fx = fx + 1u) {
             let ix = i32(ox * params[10] + fx * params[12]) - i32(params[14]);
             if (ix < 0 || ix >= i32(W)) {
                 continue;
@@ -66,10 +69,10 @@ fn main(
     let ob = pixel * OC + oc0;
     for (var l = 0u; l < lanes; l = l + 1u) {
         var v = acc[l];
-        if (first > 0u) {
+        if (!opening) {
             v = v + bitcast<f32>(out[ob + l]);
         }
-        if (last == C) {
+        if (closing) {
             store(ob + l, v);
         } else {
             out[ob + l] = bitcast<u32>(v);

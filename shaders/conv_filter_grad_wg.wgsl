@@ -2,9 +2,10 @@
 // workgroup per filter element (fy, fx, c, k): its 64 invocations split the N · OH · OW output
 // positions and combine through workgroup memory, so none loops more than a 64th of them (lavapipe
 // stops an invocation's loops after 65,535 iterations: `kernels::MAX_LOOP`). The host takes this form
-// when N · OH · OW passes that.
+// when N · OH · OW passes that. A pass walks the positions t0 .. t1 (params 16, 17: all of them but on
+// CPU adapters past 64 · 65,535, `kernels/conv.rs`), adding to what the passes before it wrote.
 // params: [len, H, W, C, OH, OW, OC (or M), FH, FW, stride_h, stride_w, dil_h, dil_w, pad_top,
-// pad_left, N]. Bindings: out (dw), params, x, g. The host prepends `const DEPTHWISE: bool` and
+// pad_left, N, t0, t1]. Bindings: out (dw), params, x, g. The host prepends `const DEPTHWISE: bool` and
 // `conv_filter_grad_index.wgsl`.
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
@@ -25,11 +26,10 @@ fn main(
     var acc = 0.0;
     if (live) {
         let H = params[1]; let W = params[2]; let C = params[3];
-        let OH = params[4]; let OW = params[5]; let N = params[15];
+        let OH = params[4]; let OW = params[5];
         let e = filter_element(i);
         let fy = e.fy; let fx = e.fx; let c = e.c; let o = e.o; let OC = e.oc;
-        let total = N * OH * OW;
-        for (var t = lid; t < total; t = t + 64u) {
+        for (var t = params[16] + lid; t < params[17]; t = t + 64u) {
             let ox = t % OW;
             let oy = (t / OW) % OH;
             let n = t / (OW * OH);
@@ -49,6 +49,10 @@ fn main(
         workgroupBarrier();
     }
     if (live && lid == 0u) {
-        out[i] = part[0];
+        var v = part[0];
+        if (params[16] > 0u) {
+            v = v + out[i];
+        }
+        out[i] = v;
     }
 }

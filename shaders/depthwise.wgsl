@@ -1,7 +1,10 @@
 // Depthwise NHWC convolution: one thread per output element. Output channel ch = c * M + m reads
 // input channel c with filter [FH, FW, C, M], whose element (fy, fx, c, m) is at
 // (fy * FW + fx) * C * M + ch. params: [len, H, W, C, OH, OW, M, FH, FW, stride_h, stride_w,
-// dil_h, dil_w, pad_top, pad_left]. The host prepends `alias T = f32;` and `fn store(i: u32, v: T)`
+// dil_h, dil_w, pad_top, pad_left, 0, 1, fy0, fy1, fx0, fx1]: a pass walks the filter rows and
+// columns in the ranges of params 17–20 (all of them but on CPU adapters, where the host splits a
+// long walk: `kernels/conv.rs`, `window_passes`), adding to what the passes before it wrote; only
+// the last stores through `store`, the others write raw sums. The host prepends `alias T = f32;` and `fn store(i: u32, v: T)`
 // (a plain write, or a fused epilogue: `kernels/fused.rs`).
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
@@ -29,12 +32,12 @@ fn main(
     let oy = (pixel / OW) % OH;
     let n = pixel / (OW * OH);
     var acc = 0.0;
-    for (var fy = 0u; fy < FH; fy = fy + 1u) {
+    for (var fy = params[17]; fy < params[18]; fy = fy + 1u) {
         let iy = i32(oy * params[9] + fy * params[11]) - i32(params[13]);
         if (iy < 0 || iy >= i32(H)) {
             continue;
         }
-        for (var fx = 0u; fx < FW; fx = fx + 1u) {
+        for (var fx = params[19]; fx < params[20]; fx = fx + 1u) {
             let ix = i32(ox * params[10] + fx * params[12]) - i32(params[14]);
             if (ix < 0 || ix >= i32(W)) {
                 continue;
@@ -42,5 +45,12 @@ fn main(
             acc = acc + x[((n * H + u32(iy)) * W + u32(ix)) * C + c] * w[(fy * FW + fx) * OC + ch];
         }
     }
-    store(i, acc);
+    if (params[17] > 0u || params[19] > 0u) {
+        acc = acc + bitcast<f32>(out[i]);
+    }
+    if (params[18] == FH && params[20] == FW) {
+        store(i, acc);
+    } else {
+        out[i] = bitcast<u32>(acc);
+    }
 }

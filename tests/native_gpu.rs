@@ -130,6 +130,23 @@ fn long_loops_match() {
 }
 
 #[test]
+fn big_filters_match() {
+    block_on(common::big_filters::big_filters_match(&session(None)));
+}
+
+#[test]
+fn big_filter_gradients_match() {
+    block_on(common::big_filters::big_filter_gradients_match(&session(None)));
+}
+
+#[test]
+fn many_positions_filter_gradient_matches() {
+    block_on(common::big_filters::many_positions_filter_gradient_matches(
+        &session(None),
+    ));
+}
+
+#[test]
 fn big_windows_match() {
     block_on(common::big_windows::big_windows_match(&session(None)));
 }

@@ -323,6 +323,21 @@ async fn long_loops_match() {
 }
 
 #[wasm_bindgen_test]
+async fn big_filters_match() {
+    common::big_filters::big_filters_match(&session().await).await;
+}
+
+#[wasm_bindgen_test]
+async fn big_filter_gradients_match() {
+    common::big_filters::big_filter_gradients_match(&session().await).await;
+}
+
+#[wasm_bindgen_test]
+async fn many_positions_filter_gradient_matches() {
+    common::big_filters::many_positions_filter_gradient_matches(&session().await).await;
+}
+
+#[wasm_bindgen_test]
 async fn big_windows_match() {
     common::big_windows::big_windows_match(&session().await).await;
 }

@@ -6,7 +6,7 @@
 
 use super::depthwise::Form;
 use super::epilogue::{producer_parts, Epilogue};
-use super::{dispatch, fixed_params, grid, matmul::matmul_with, Ctx, Operand, WORKGROUP};
+use super::{dispatch, fixed_params, grid, matmul::matmul_with, passes, Ctx, Operand, MAX_LOOP, WORKGROUP};
 use crate::error::Result;
 use crate::ops::rules::extent;
 use crate::ops::{Pad, Pair};
@@ -88,30 +88,85 @@ pub(crate) fn conv2d_with(
     params[5] = oc as u32;
     let threads = out.len() / oc as u64 * oc.div_ceil(4) as u64;
     params.insert(0, threads as u32);
-    // the input channels a pass walks (params 15 and 16): a thread's loops take about
-    // FH·FW·(1 + 4) iterations a channel
-    let taps = fh * fw;
-    let per_pass = super::MAX_LOOP.saturating_sub(fh + taps + 8) / (5 * taps);
-    let passes = channel_passes(ctx, c, per_pass);
-    params.extend([0, 0]);
+    // a thread walks its input channels at each tap, in one of two loops: one iteration a channel
+    // for a quad of output channels, more and a loop over the lanes for a partial quad (when OC is
+    // not a multiple of 4, lanes of one SIMD vector take both)
+    let per_chan = if oc.is_multiple_of(4) { 1 } else { oc % 4 + 4 };
+    let passes = window_passes(ctx, [fh, fw], c, (5, per_chan));
     let inputs = [(x.buffer, x.len()), (f.buffer, f.len())];
     let kernel = ("conv2d", String::new(), || CONV2D.to_string());
-    let split = Some((15, passes.as_slice()));
-    record_window(ctx, enc, kernel, params, &inputs, out, threads, epi, split)
+    record_window(
+        ctx,
+        enc,
+        kernel,
+        params,
+        &inputs,
+        out,
+        threads,
+        epi,
+        Some(&passes),
+    )
 }
 
-/// Ranges of `n` channels that one invocation's loops walk in a pass: all of them on GPUs; on CPU
-/// adapters at most `per_pass` (lavapipe stops an invocation's loops after `MAX_LOOP` iterations,
-/// silently: a 3×3 convolution over 8,000 input channels summed 21,842 of 72,000 there). Each pass
-/// after the first adds to what the passes before it wrote; the last one stores the result.
-fn channel_passes(ctx: &Ctx, n: usize, per_pass: usize) -> Vec<[u32; 2]> {
-    super::passes(n, if ctx.cpu_adapter { per_pass } else { n }).collect()
+/// One pass of a convolution kernel's walk, `[c0, c1, fy0, fy1, fx0, fx1]`: the channels, filter
+/// rows and filter columns its threads walk (parameters 15–20 of `conv2d.wgsl`, `depthwise.wgsl`
+/// and `conv_input_grad.wgsl`). The first pass (every range starting at 0) writes, each later one
+/// adds to what the passes before it wrote, and the last (every range ending at its extent) stores.
+type Pass = [u32; 6];
+
+/// Where a [`Pass`] sits in the parameters.
+const PASS_AT: usize = 15;
+
+/// The passes of a kernel whose thread walks an `fh × fw` window and, at each tap, `chans`
+/// channels, a tap costing `per_tap + p·per_chan` of lavapipe's loop budget for `p` channels: one
+/// pass on GPUs; on CPU adapters as few as keep each pass's walk under `MAX_LOOP` (lavapipe stops
+/// an invocation's loops there, silently: a 3×3 convolution over 8,000 input channels summed 21,842
+/// of 72,000; a 160×160 filter gave 13 where 5 is exact). Ranges of channels over the whole window
+/// while one channel's walk fits, else one channel at a time over blocks of filter rows (and of
+/// columns, when a row alone takes half the budget).
+///
+/// The costs are measured, not derived: lavapipe counts more than each loop's iterations and exit
+/// (in one pass `conv2d` over one channel into 4 was cut short past 13,000 taps of a row, into 1
+/// past 9,000, into 3 past 7,000: 5, 7 and 9 a tap; a row 5 more). The callers' figures and
+/// `ROW` stay above those.
+fn window_passes(
+    ctx: &Ctx,
+    [fh, fw]: [usize; 2],
+    chans: usize,
+    (per_tap, per_chan): (usize, usize),
+) -> Vec<Pass> {
+    const ROW: usize = 6;
+    let budget = MAX_LOOP - 16;
+    let tap = |p: usize| p.saturating_mul(per_chan).saturating_add(per_tap);
+    let walk = |r: usize, q: usize, p: usize| r.saturating_mul(q.saturating_mul(tap(p)).saturating_add(ROW));
+    let (rows, cols, step) = if !ctx.cpu_adapter || walk(fh, fw, chans) < budget {
+        (fh, fw, chans)
+    } else if walk(fh, fw, 1) < budget {
+        // the most channels whose taps fit: fh·(fw·tap(p) + ROW) < budget
+        let most = (budget / fh - ROW) / fw;
+        let step = most.saturating_sub(per_tap) / per_chan.max(1);
+        (fh, fw, step.max(1))
+    } else {
+        let t = tap(1);
+        let q = if fw.saturating_mul(t) + ROW < budget / 2 {
+            fw
+        } else {
+            (budget / 2 / t).max(1)
+        };
+        ((budget / (q * t + ROW)).max(1), q, 1)
+    };
+    passes(fh, rows)
+        .flat_map(|r| {
+            passes(fw, cols)
+                .flat_map(move |q| passes(chans, step).map(move |c| [c[0], c[1], r[0], r[1], q[0], q[1]]))
+        })
+        .collect()
 }
 
 /// Records a windowed kernel that stores through `store`: its parameters and inputs, then those of
 /// the fused epilogue `epi` (if any), over `threads` threads. `kernel` is its name, its form's part
 /// of the pipeline key, and its source (built only when the pipeline is). With `split`, one
-/// dispatch per range, written at that index of the parameters (see [`channel_passes`]).
+/// dispatch per pass, written at [`PASS_AT`] (see [`window_passes`]).
 #[allow(clippy::too_many_arguments)]
 fn record_window(
     ctx: &Ctx,
@@ -122,8 +177,11 @@ fn record_window(
     out: Operand,
     threads: u64,
     epi: Option<&Epilogue>,
-    split: Option<(usize, &[[u32; 2]])>,
+    split: Option<&[Pass]>,
 ) -> Result<()> {
+    if split.is_some() {
+        params.resize(PASS_AT + 6, 0);
+    }
     let parts = producer_parts(epi, "f32", params.len());
     params.extend(&parts.params);
     // the parameters as a fixed-size array (`fixed_params`): their count is part of the key
@@ -136,9 +194,8 @@ fn record_window(
     let mut inputs = inputs.to_vec();
     inputs.extend(&parts.inputs);
     let groups = grid(threads.div_ceil(WORKGROUP as u64));
-    let (at, passes) = split.unwrap_or((0, &[]));
-    for pass in passes {
-        params[at..at + 2].copy_from_slice(pass);
+    for pass in split.unwrap_or_default() {
+        params[PASS_AT..PASS_AT + 6].copy_from_slice(pass);
         dispatch(ctx, enc, &p, (out.buffer, out.len()), &params, &inputs, groups);
     }
     if split.is_none() {
@@ -178,7 +235,10 @@ pub(crate) fn depthwise_with(
     // unless the window is too wide for that form on this adapter
     let inputs = [(x.buffer, x.len()), (f.buffer, f.len())];
     let [oh, ow, _] = hwc(&out);
-    let form = (m == 1 && c.is_multiple_of(4))
+    // (its loop over filter rows has no passes: on CPU adapters a filter taller than half the
+    // budget takes the looping form, whose passes split its rows)
+    let fits = !ctx.cpu_adapter || f.shape[0] < MAX_LOOP / 2;
+    let form = (m == 1 && c.is_multiple_of(4) && fits)
         .then(|| Form::pick(ow, f.shape[1], s.1, d.1, ctx.cpu_adapter))
         .flatten();
     if let Some(form) = form {
@@ -190,8 +250,20 @@ pub(crate) fn depthwise_with(
     }
     let threads = out.len();
     params.insert(0, threads as u32);
+    // a thread walks the window's taps of its one channel
+    let passes = window_passes(ctx, [f.shape[0], f.shape[1]], 1, (3, 0));
     let kernel = ("depthwise", String::new(), || DEPTHWISE.to_string());
-    record_window(ctx, enc, kernel, params, &inputs, out, threads, epi, None)
+    record_window(
+        ctx,
+        enc,
+        kernel,
+        params,
+        &inputs,
+        out,
+        threads,
+        epi,
+        Some(&passes),
+    )
 }
 
 const CONV_INPUT_GRAD: &str = include_str!("../../shaders/conv_input_grad.wgsl");
@@ -237,12 +309,12 @@ pub(crate) fn input_grad(
     });
     // x gives only its shape
     let inputs = [(f.buffer, f.len()), (g.buffer, g.len())];
-    // the output channels (or multipliers) a pass walks: FH·FW iterations a channel
+    // a thread walks the output channels (or multipliers) at each tap whose output exists (in one
+    // of two loops, DEPTHWISE choosing)
     let (fh, fw, k) = (f.shape[0], f.shape[1], f.shape[3]);
-    let per_pass = super::MAX_LOOP.saturating_sub(fh + fh * fw + 8) / (fh * fw).max(1);
-    params.extend([0, 0]);
-    for pass in channel_passes(ctx, k, per_pass) {
-        params[15..17].copy_from_slice(&pass);
+    params.resize(PASS_AT + 6, 0);
+    for pass in window_passes(ctx, [fh, fw], k, (5, 2)) {
+        params[PASS_AT..PASS_AT + 6].copy_from_slice(&pass);
         let groups = grid(len.div_ceil(WORKGROUP as u64));
         dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, groups);
     }
@@ -270,7 +342,8 @@ pub(crate) fn filter_grad(
     // a thread per filter element walks every output position; past `MAX_LOOP` of them a workgroup
     // per element shares the walk
     let [oh, ow, _] = hwc(&g);
-    let shared = n * oh * ow > super::MAX_LOOP;
+    let positions = n * oh * ow;
+    let shared = positions > MAX_LOOP;
     let (kernel, source, groups) = if shared {
         ("conv_filter_grad_wg", CONV_FILTER_GRAD_WG, len)
     } else {
@@ -284,6 +357,18 @@ pub(crate) fn filter_grad(
         format!("const DEPTHWISE: bool = {depthwise};\n{CONV_FILTER_GRAD_INDEX}{source}")
     });
     let inputs = [(x.buffer, x.len()), (g.buffer, g.len())]; // the filter gives only its shape
-    dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, grid(groups));
+                                                             // the positions a pass's workgroups walk (parameters 16, 17), each lane a 64th of them: all on
+                                                             // GPUs; on CPU adapters past 64 · MAX_LOOP in passes, each adding to the ones before (in one
+                                                             // pass lavapipe summed 131,070 of 4,488,008 positions)
+    let step = if ctx.cpu_adapter && shared {
+        64 * (MAX_LOOP - 16)
+    } else {
+        positions
+    };
+    params.extend([0, 0]);
+    for pass in passes(positions, step) {
+        params[16..18].copy_from_slice(&pass);
+        dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, grid(groups));
+    }
     Ok(())
 }

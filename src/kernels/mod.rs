@@ -84,8 +84,8 @@ const FILL: &str = include_str!("../../shaders/fill.wgsl");
 /// kernel whose loop would run longer takes a form whose invocations share the work (matmul's tiled
 /// forms, the workgroup forms of a reduction into many outputs and of a convolution's filter
 /// gradient, softmax rows and `cumsum` lines in parts: `lines.rs`), or passes over ranges (a
-/// convolution's channels, its input gradient's, matmul's K); a pooling gradient's thread visits
-/// only the windows that contain its element.
+/// convolution's channels and filter taps, its input gradient's, a filter gradient's positions,
+/// matmul's K); a pooling gradient's thread visits only the windows that contain its element.
 pub(crate) const MAX_LOOP: usize = 65_535;
 
 /// What recording needs from a session.

@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses a subset
 
 pub mod batch;
+pub mod big_filters;
 pub mod big_windows;
 pub mod composite;
 pub mod grad;
