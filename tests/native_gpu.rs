@@ -147,6 +147,11 @@ fn many_positions_filter_gradient_matches() {
 }
 
 #[test]
+fn budget_edges_match() {
+    block_on(common::budget_edges::budget_edges_match(&session(None)));
+}
+
+#[test]
 fn big_windows_match() {
     block_on(common::big_windows::big_windows_match(&session(None)));
 }

@@ -338,6 +338,11 @@ async fn many_positions_filter_gradient_matches() {
 }
 
 #[wasm_bindgen_test]
+async fn budget_edges_match() {
+    common::budget_edges::budget_edges_match(&session().await).await;
+}
+
+#[wasm_bindgen_test]
 async fn big_windows_match() {
     common::big_windows::big_windows_match(&session().await).await;
 }

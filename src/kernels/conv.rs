@@ -136,7 +136,7 @@ fn window_passes(
     (per_tap, per_chan): (usize, usize),
 ) -> Vec<Pass> {
     const ROW: usize = 6;
-    let budget = MAX_LOOP - 16;
+    let budget = MAX_LOOP - super::LOOP_MARGIN;
     let tap = |p: usize| p.saturating_mul(per_chan).saturating_add(per_tap);
     let walk = |r: usize, q: usize, p: usize| r.saturating_mul(q.saturating_mul(tap(p)).saturating_add(ROW));
     let (rows, cols, step) = if !ctx.cpu_adapter || walk(fh, fw, chans) < budget {
@@ -343,7 +343,9 @@ pub(crate) fn filter_grad(
     // per element shares the walk
     let [oh, ow, _] = hwc(&g);
     let positions = n * oh * ow;
-    let shared = positions > MAX_LOOP;
+    // a thread's three nested loops: images, output rows, output columns (a 1-wide output of
+    // 60,000 rows was cut short in one thread when the bound was the positions alone)
+    let shared = n + n * oh + positions + super::LOOP_MARGIN >= MAX_LOOP;
     let (kernel, source, groups) = if shared {
         ("conv_filter_grad_wg", CONV_FILTER_GRAD_WG, len)
     } else {
@@ -361,7 +363,7 @@ pub(crate) fn filter_grad(
                                                              // GPUs; on CPU adapters past 64 · MAX_LOOP in passes, each adding to the ones before (in one
                                                              // pass lavapipe summed 131,070 of 4,488,008 positions)
     let step = if ctx.cpu_adapter && shared {
-        64 * (MAX_LOOP - 16)
+        64 * (MAX_LOOP - super::LOOP_MARGIN)
     } else {
         positions
     };

@@ -91,8 +91,9 @@ pub(crate) fn softmax(
         return Ok(());
     }
     // CPU adapters: an invocation per row, no barriers; GPUs, and rows too long for one
-    // invocation's loop (`MAX_LOOP`) without scratch: a workgroup per row, 64 lanes sharing it
-    let (p, groups) = if ctx.cpu_adapter && len <= super::MAX_LOOP {
+    // invocation's three loops over it (`MAX_LOOP` in all: rows of 22,000 came out wrong on lavapipe
+    // when the bound was a single walk's) without scratch: a workgroup per row, 64 lanes sharing it
+    let (p, groups) = if ctx.cpu_adapter && 3 * len + super::LOOP_MARGIN < super::MAX_LOOP {
         let p = ctx
             .cache
             .pipeline(ctx.device, "softmax_serial", "", || SOFTMAX_SERIAL.to_string());

@@ -272,8 +272,10 @@ pub(crate) fn matmul_with(
     // (`cpu_block`; the block is part of the pipeline key: with an epilogue it depends on K),
     // specialised by layout: vec4 reads of A and B, and edges that cannot occur not tested for
     // (rows and columns in whole blocks, k in fours)
-    // the CPU form loops over k in fours: past `MAX_LOOP` iterations the tiled forms take it
-    let cpu_form = (ctx.cpu_adapter && k.div_ceil(4) <= super::MAX_LOOP).then(|| {
+    // the CPU form loops over k in fours: near `MAX_LOOP` iterations the tiled forms take it (the
+    // fused epilogue's loops share the budget: at exactly 65,535 steps, K = 262,140, lavapipe gave
+    // 262,136 for a dot product of ones)
+    let cpu_form = (ctx.cpu_adapter && k.div_ceil(4) + super::LOOP_MARGIN < super::MAX_LOOP).then(|| {
         let vec = (!ta && k.is_multiple_of(4), !tb && n.is_multiple_of(4));
         let wide = vec.0 && vec.1;
         let block = cpu_block(wide);

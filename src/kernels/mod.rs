@@ -88,6 +88,11 @@ const FILL: &str = include_str!("../../shaders/fill.wgsl");
 /// matmul's K); a pooling gradient's thread visits only the windows that contain its element.
 pub(crate) const MAX_LOOP: usize = 65_535;
 
+/// What a kernel's loop-budget checks leave for the loops they do not count: a fused epilogue's
+/// index loops, a store loop over a quad's lanes. Every loop with a runtime bound counts, in
+/// whatever function it sits: a reduction's index loop per element, a chain's per leaf.
+pub(crate) const LOOP_MARGIN: usize = 64;
+
 /// What recording needs from a session.
 pub(crate) struct Ctx<'a> {
     pub device: &'a wgpu::Device,

@@ -104,6 +104,15 @@ pub(super) fn reduce_from(
             Source::Buffer(_) => true,
             Source::Chain { leaves, shape, .. } => super::fused::loads4(leaves, shape),
         };
+    // lavapipe's budget counts every iteration of every loop a serial invocation runs: its walk,
+    // and per element the reduced axes' index loop (not contiguous) and a chain's index loop over
+    // its shape (a broadcast leaf; four at a time there is none): 30,000 rows summed into 64
+    // outputs came out wrong when the bound was the walk's alone
+    let chained = matches!(src, Source::Chain { .. }) && !v4;
+    let per_step =
+        1 + if contig { 0 } else { red_dims.len() + 1 } + if chained { shape.len() + 1 } else { 0 };
+    let steps = count as usize / if v4 { 4 } else { 1 };
+    let serial_fits = steps.saturating_mul(per_step) + super::LOOP_MARGIN < super::MAX_LOOP;
     let (load, load_key, inputs) = match src {
         Source::Buffer(a) if v4 => (VEC4_LOAD.to_string(), "v4".to_string(), vec![(a.buffer, a.len())]),
         Source::Buffer(a) => (PLAIN_LOAD.to_string(), String::new(), vec![(a.buffer, a.len())]),
@@ -141,9 +150,9 @@ pub(super) fn reduce_from(
         })
     };
     let Some(scratch) = scratch else {
-        // CPU adapters: one invocation per output, no barriers (unless its loop would pass
+        // CPU adapters: one invocation per output, no barriers (unless its loops would pass
         // `MAX_LOOP`); GPUs: a workgroup per output
-        let p = if ctx.cpu_adapter && wanted == 1 && count as usize <= super::MAX_LOOP {
+        let p = if ctx.cpu_adapter && wanted == 1 && serial_fits {
             (flat(true, 1), out_len.div_ceil(crate::ops::PART_THREADS))
         } else {
             let wg = if count >= LONG { 256 } else { 64 };

@@ -4,6 +4,7 @@
 pub mod batch;
 pub mod big_filters;
 pub mod big_windows;
+pub mod budget_edges;
 pub mod composite;
 pub mod grad;
 pub mod idle;

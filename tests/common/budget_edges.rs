@@ -1,0 +1,91 @@
+//! Kernels whose serial form sits near lavapipe's loop budget (65,535 iterations an invocation,
+//! counted across every loop with a runtime bound it runs — helper functions' index loops
+//! included): each case was silently wrong there while the bound checked one walk's length alone.
+//! Inputs are small integers wherever a sum is compared exactly.
+
+use affon::ops::{Pad, Pair};
+use affon::{DType, Program, Session};
+
+use super::composite::read;
+
+/// Sums over 30,000 rows into 64 outputs (each element's index walks the reduced axes: 3 a step),
+/// and over 12,000 rows of a broadcasting product read as the sum reduces (its index loop too);
+/// softmax over rows of 30,000 (three walks of the row); a dot product with K = 262,140 (65,535
+/// steps of four); a 3×1 filter's gradient over a 1-wide output 60,000 rows tall (its rows' loop
+/// and its columns' both run 60,000 times).
+pub async fn budget_edges_match(s: &Session) {
+    let (rows, cols) = (30_000usize, 64usize);
+    let x: Vec<f32> = (0..rows * cols).map(|i| (i % 3) as f32).collect();
+    let want: Vec<f32> = (0..cols)
+        .map(|c| (0..rows).map(|r| x[r * cols + c] as f64).sum::<f64>() as f32)
+        .collect();
+    let got = read(&s.tensor(&x, &[rows, cols]).unwrap().sum(&[0], false).unwrap()).await;
+    assert_eq!(got, want, "sum over {rows} rows into {cols} outputs");
+
+    let rows = 12_000usize;
+    let x: Vec<f32> = (0..rows * cols).map(|i| (i % 3) as f32).collect();
+    let b: Vec<f32> = (0..rows).map(|r| (r % 5) as f32 - 2.0).collect();
+    let want: Vec<f32> = (0..cols)
+        .map(|c| {
+            (0..rows)
+                .map(|r| x[r * cols + c] as f64 * b[r] as f64)
+                .sum::<f64>() as f32
+        })
+        .collect();
+    let xt = s.tensor(&x, &[rows, cols]).unwrap();
+    let bt = s.tensor(&b, &[rows, 1]).unwrap();
+    let got = read(&xt.mul(&bt).unwrap().sum(&[0], false).unwrap()).await;
+    assert_eq!(
+        got, want,
+        "sum over {rows} rows of a broadcast product into {cols} outputs"
+    );
+
+    // two rows of 30,000 zeros with a 10 in each (the last element; the fourth)
+    let len = 30_000usize;
+    let mut x = vec![0f32; 2 * len];
+    x[len - 1] = 10.0;
+    x[len + 3] = 10.0;
+    let got = read(&s.tensor(&x, &[2, len]).unwrap().softmax(-1).unwrap()).await;
+    let z = 10f64.exp() + (len - 1) as f64;
+    for (i, &g) in got.iter().enumerate() {
+        let w = if i == len - 1 || i == len + 3 {
+            10f64.exp() / z
+        } else {
+            1.0 / z
+        };
+        // a float32 sum of 30,000 exponentials: within n·ε (2e-3) of float64; cut short, elements
+        // came out 1 or 10
+        assert!(
+            (g as f64 - w).abs() <= w * 2e-3,
+            "softmax over rows of {len}: element {i} is {g}, not {w}"
+        );
+    }
+
+    let k = 262_140usize;
+    let a = s.tensor(&vec![1f32; 2 * k], &[2, k]).unwrap();
+    let b = s.tensor(&vec![1f32; 3 * k], &[k, 3]).unwrap();
+    let got = read(&a.matmul(&b).unwrap()).await;
+    assert_eq!(got, vec![k as f32; 6], "matmul with K = {k}");
+
+    let h = 60_002usize;
+    let mut p = Program::new("filter gradient over a tall output");
+    let xi = p.input("x", DType::Float32, &[1, h as i64, 1, 1]).unwrap();
+    let fi = p.input("f", DType::Float32, &[3, 1, 1, 1]).unwrap();
+    let y = p.conv2d(xi, fi, Pair::ONE, Pad::VALID, Pair::ONE).unwrap();
+    let l = p.sum(y, &[], false).unwrap();
+    let g = p.grad(l, &[fi]).unwrap();
+    p.output("gf", g[0]).unwrap();
+    let xt = s.tensor(&vec![1f32; h], &[1, h, 1, 1]).unwrap();
+    let ft = s.tensor(&[1f32; 3], &[3, 1, 1, 1]).unwrap();
+    let outs = s
+        .compile(&p)
+        .unwrap()
+        .run(&[("x", &xt), ("f", &ft)], None)
+        .unwrap();
+    assert_eq!(
+        read(&outs[0].1).await,
+        vec![(h - 2) as f32; 3],
+        "filter gradient over {} output rows one wide",
+        h - 2
+    );
+}
