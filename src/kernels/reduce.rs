@@ -112,7 +112,7 @@ pub(super) fn reduce_from(
     let per_step =
         1 + if contig { 0 } else { red_dims.len() + 1 } + if chained { shape.len() + 1 } else { 0 };
     let steps = count as usize / if v4 { 4 } else { 1 };
-    let serial_fits = steps.saturating_mul(per_step) + super::LOOP_MARGIN < super::MAX_LOOP;
+    let serial_fits = steps.saturating_mul(per_step).saturating_add(super::LOOP_MARGIN) < super::MAX_LOOP;
     let (load, load_key, inputs) = match src {
         Source::Buffer(a) if v4 => (VEC4_LOAD.to_string(), "v4".to_string(), vec![(a.buffer, a.len())]),
         Source::Buffer(a) => (PLAIN_LOAD.to_string(), String::new(), vec![(a.buffer, a.len())]),

@@ -11,8 +11,9 @@ use super::composite::read;
 /// Sums over 30,000 rows into 64 outputs (each element's index walks the reduced axes: 3 a step),
 /// and over 12,000 rows of a broadcasting product read as the sum reduces (its index loop too);
 /// softmax over rows of 30,000 (three walks of the row); a dot product with K = 262,140 (65,535
-/// steps of four); a 3×1 filter's gradient over a 1-wide output 60,000 rows tall (its rows' loop
-/// and its columns' both run 60,000 times).
+/// steps of four); a 3×1 filter's gradient over outputs of 60,000 and 30,000 rows one wide and
+/// 12,000 rows four wide (an output row costs its columns and two: the thread form's bound
+/// counted the positions and rows once, then not the rows' loop exits).
 pub async fn budget_edges_match(s: &Session) {
     let (rows, cols) = (30_000usize, 64usize);
     let x: Vec<f32> = (0..rows * cols).map(|i| (i % 3) as f32).collect();
@@ -67,25 +68,26 @@ pub async fn budget_edges_match(s: &Session) {
     let got = read(&a.matmul(&b).unwrap()).await;
     assert_eq!(got, vec![k as f32; 6], "matmul with K = {k}");
 
-    let h = 60_002usize;
-    let mut p = Program::new("filter gradient over a tall output");
-    let xi = p.input("x", DType::Float32, &[1, h as i64, 1, 1]).unwrap();
-    let fi = p.input("f", DType::Float32, &[3, 1, 1, 1]).unwrap();
-    let y = p.conv2d(xi, fi, Pair::ONE, Pad::VALID, Pair::ONE).unwrap();
-    let l = p.sum(y, &[], false).unwrap();
-    let g = p.grad(l, &[fi]).unwrap();
-    p.output("gf", g[0]).unwrap();
-    let xt = s.tensor(&vec![1f32; h], &[1, h, 1, 1]).unwrap();
-    let ft = s.tensor(&[1f32; 3], &[3, 1, 1, 1]).unwrap();
-    let outs = s
-        .compile(&p)
-        .unwrap()
-        .run(&[("x", &xt), ("f", &ft)], None)
-        .unwrap();
-    assert_eq!(
-        read(&outs[0].1).await,
-        vec![(h - 2) as f32; 3],
-        "filter gradient over {} output rows one wide",
-        h - 2
-    );
+    for (h, w) in [(60_002usize, 1usize), (30_002, 1), (12_002, 4)] {
+        let mut p = Program::new("filter gradient over a tall output");
+        let xi = p.input("x", DType::Float32, &[1, h as i64, w as i64, 1]).unwrap();
+        let fi = p.input("f", DType::Float32, &[3, 1, 1, 1]).unwrap();
+        let y = p.conv2d(xi, fi, Pair::ONE, Pad::VALID, Pair::ONE).unwrap();
+        let l = p.sum(y, &[], false).unwrap();
+        let g = p.grad(l, &[fi]).unwrap();
+        p.output("gf", g[0]).unwrap();
+        let xt = s.tensor(&vec![1f32; h * w], &[1, h, w, 1]).unwrap();
+        let ft = s.tensor(&[1f32; 3], &[3, 1, 1, 1]).unwrap();
+        let outs = s
+            .compile(&p)
+            .unwrap()
+            .run(&[("x", &xt), ("f", &ft)], None)
+            .unwrap();
+        assert_eq!(
+            read(&outs[0].1).await,
+            vec![((h - 2) * w) as f32; 3],
+            "filter gradient over {} output rows {w} wide",
+            h - 2
+        );
+    }
 }
