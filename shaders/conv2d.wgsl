@@ -3,7 +3,7 @@
 // x [N, H, W, C], filter [FH, FW, C, OC], out [N, OH, OW, OC]. The host prepends `alias T = f32;` and
 // `fn store(i: u32, v: T)` (a plain write, or a fused epilogue: `kernels/fused.rs`).
 // A pass walks input channels first .. last, filter rows and filter columns in the ranges of params
-// 15–20 (all of them but on CPU adapters, where the host splits a long walk: `kernels/conv.rs`,
+// 15–20 (all of them but on CPU adapters, where the host splits a long walk: `kernels/window.rs`,
 // `window_passes`): a pass after the first adds what the passes before it wrote; only the last (every
 // range at its end) stores through `store`, the others write raw sums.
 // params: [threads, H, W, C, OH, OW, OC, FH, FW, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left,

@@ -4,7 +4,7 @@
 // output channel c · M + m reads input channel c with filter element (fy, fx, c, m).
 // A pass walks output channels (or multipliers) first .. last, filter rows and filter columns in the
 // ranges of params 15–20 (all of them but on CPU adapters, where the host splits a long walk:
-// `kernels/conv.rs`, `window_passes`), adding to what the passes before it wrote.
+// `kernels/window.rs`, `window_passes`), adding to what the passes before it wrote.
 // params: [len, H, W, C, OH, OW, OC (or M), FH, FW, stride_h, stride_w, dil_h, dil_w, pad_top,
 // pad_left, first, last, fy0, fy1, fx0, fx1]. Bindings: out (dx), params, w, g.
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;

@@ -3,7 +3,7 @@
 // (fy * FW + fx) * C * M + ch. params: [len, H, W, C, OH, OW, M, FH, FW, stride_h, stride_w,
 // dil_h, dil_w, pad_top, pad_left, 0, 1, fy0, fy1, fx0, fx1]: a pass walks the filter rows and
 // columns in the ranges of params 17–20 (all of them but on CPU adapters, where the host splits a
-// long walk: `kernels/conv.rs`, `window_passes`), adding to what the passes before it wrote; only
+// long walk: `kernels/window.rs`, `window_passes`), adding to what the passes before it wrote; only
 // the last stores through `store`, the others write raw sums. The host prepends `alias T = f32;` and `fn store(i: u32, v: T)`
 // (a plain write, or a fused epilogue: `kernels/fused.rs`).
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;

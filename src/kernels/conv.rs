@@ -6,6 +6,7 @@
 
 use super::depthwise::Form;
 use super::epilogue::{producer_parts, Epilogue};
+use super::window::{window_passes, Pass, PASS_AT};
 use super::{dispatch, fixed_params, grid, matmul::matmul_with, passes, Ctx, Operand, MAX_LOOP, WORKGROUP};
 use crate::error::Result;
 use crate::ops::rules::extent;
@@ -92,7 +93,7 @@ pub(crate) fn conv2d_with(
     // for a quad of output channels, more and a loop over the lanes for a partial quad (when OC is
     // not a multiple of 4, lanes of one SIMD vector take both)
     let per_chan = if oc.is_multiple_of(4) { 1 } else { oc % 4 + 4 };
-    let passes = window_passes(ctx, [fh, fw], c, (5, per_chan));
+    let passes = window_passes(ctx.cpu_adapter, [fh, fw], c, (5, per_chan));
     let inputs = [(x.buffer, x.len()), (f.buffer, f.len())];
     let kernel = ("conv2d", String::new(), || CONV2D.to_string());
     record_window(
@@ -106,61 +107,6 @@ pub(crate) fn conv2d_with(
         epi,
         Some(&passes),
     )
-}
-
-/// One pass of a convolution kernel's walk, `[c0, c1, fy0, fy1, fx0, fx1]`: the channels, filter
-/// rows and filter columns its threads walk (parameters 15–20 of `conv2d.wgsl`, `depthwise.wgsl`
-/// and `conv_input_grad.wgsl`). The first pass (every range starting at 0) writes, each later one
-/// adds to what the passes before it wrote, and the last (every range ending at its extent) stores.
-type Pass = [u32; 6];
-
-/// Where a [`Pass`] sits in the parameters.
-const PASS_AT: usize = 15;
-
-/// The passes of a kernel whose thread walks an `fh × fw` window and, at each tap, `chans`
-/// channels, a tap costing `per_tap + p·per_chan` of lavapipe's loop budget for `p` channels: one
-/// pass on GPUs; on CPU adapters as few as keep each pass's walk under `MAX_LOOP` (lavapipe stops
-/// an invocation's loops there, silently: a 3×3 convolution over 8,000 input channels summed 21,842
-/// of 72,000; a 160×160 filter gave 13 where 5 is exact). Ranges of channels over the whole window
-/// while one channel's walk fits, else one channel at a time over blocks of filter rows (and of
-/// columns, when a row alone takes half the budget).
-///
-/// The costs are measured, not derived: lavapipe counts more than each loop's iterations and exit
-/// (in one pass `conv2d` over one channel into 4 was cut short past 13,000 taps of a row, into 1
-/// past 9,000, into 3 past 7,000: 5, 7 and 9 a tap; a row 5 more). The callers' figures and
-/// `ROW` stay above those.
-fn window_passes(
-    ctx: &Ctx,
-    [fh, fw]: [usize; 2],
-    chans: usize,
-    (per_tap, per_chan): (usize, usize),
-) -> Vec<Pass> {
-    const ROW: usize = 6;
-    let budget = MAX_LOOP - super::LOOP_MARGIN;
-    let tap = |p: usize| p.saturating_mul(per_chan).saturating_add(per_tap);
-    let walk = |r: usize, q: usize, p: usize| r.saturating_mul(q.saturating_mul(tap(p)).saturating_add(ROW));
-    let (rows, cols, step) = if !ctx.cpu_adapter || walk(fh, fw, chans) < budget {
-        (fh, fw, chans)
-    } else if walk(fh, fw, 1) < budget {
-        // the most channels whose taps fit: fh·(fw·tap(p) + ROW) < budget
-        let most = (budget / fh - ROW) / fw;
-        let step = most.saturating_sub(per_tap) / per_chan.max(1);
-        (fh, fw, step.max(1))
-    } else {
-        let t = tap(1);
-        let q = if fw.saturating_mul(t).saturating_add(ROW) < budget / 2 {
-            fw
-        } else {
-            (budget / 2 / t).max(1)
-        };
-        ((budget / (q * t + ROW)).max(1), q, 1)
-    };
-    passes(fh, rows)
-        .flat_map(|r| {
-            passes(fw, cols)
-                .flat_map(move |q| passes(chans, step).map(move |c| [c[0], c[1], r[0], r[1], q[0], q[1]]))
-        })
-        .collect()
 }
 
 /// Records a windowed kernel that stores through `store`: its parameters and inputs, then those of
@@ -251,7 +197,7 @@ pub(crate) fn depthwise_with(
     let threads = out.len();
     params.insert(0, threads as u32);
     // a thread walks the window's taps of its one channel
-    let passes = window_passes(ctx, [f.shape[0], f.shape[1]], 1, (3, 0));
+    let passes = window_passes(ctx.cpu_adapter, [f.shape[0], f.shape[1]], 1, (3, 0));
     let kernel = ("depthwise", String::new(), || DEPTHWISE.to_string());
     record_window(
         ctx,
@@ -313,7 +259,7 @@ pub(crate) fn input_grad(
     // of two loops, DEPTHWISE choosing)
     let (fh, fw, k) = (f.shape[0], f.shape[1], f.shape[3]);
     params.resize(PASS_AT + 6, 0);
-    for pass in window_passes(ctx, [fh, fw], k, (5, 2)) {
+    for pass in window_passes(ctx.cpu_adapter, [fh, fw], k, (5, 2)) {
         params[PASS_AT..PASS_AT + 6].copy_from_slice(&pass);
         let groups = grid(len.div_ceil(WORKGROUP as u64));
         dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, groups);
