@@ -7,6 +7,7 @@
 //! small integers, so every sum is exact in float32 and compared exactly.
 
 use affon::ops::{Pad, Pair};
+use affon::program::NodeId;
 use affon::{DType, Program, Session};
 
 use super::composite::read;
@@ -48,6 +49,46 @@ fn reference(
     out
 }
 
+/// A VALID convolution (stride and dilation 1) of `x` by `f`, depthwise or dense.
+fn valid_conv(p: &mut Program, x: NodeId, f: NodeId, depthwise: bool) -> NodeId {
+    if depthwise {
+        p.depthwise_conv2d(x, f, Pair::ONE, Pad::VALID, Pair::ONE)
+    } else {
+        p.conv2d(x, f, Pair::ONE, Pad::VALID, Pair::ONE)
+    }
+    .unwrap()
+}
+
+/// The gradient of `sum(conv2d(x, f))` with respect to the filter, for `x` of ones shaped
+/// `[n, h, w, 1]` and an `fh × fw` filter of ones (one channel in, one out): each tap's count of
+/// the output positions whose window reads the input.
+pub async fn ones_filter_gradient(
+    s: &Session,
+    [n, h, w]: [usize; 3],
+    (fh, fw): (usize, usize),
+    pad: Pad,
+) -> Vec<f32> {
+    let mut p = Program::new("filter gradient of ones");
+    let xi = p
+        .input("x", DType::Float32, &[n as i64, h as i64, w as i64, 1])
+        .unwrap();
+    let fi = p
+        .input("f", DType::Float32, &[fh as i64, fw as i64, 1, 1])
+        .unwrap();
+    let y = p.conv2d(xi, fi, Pair::ONE, pad, Pair::ONE).unwrap();
+    let l = p.sum(y, &[], false).unwrap();
+    let g = p.grad(l, &[fi]).unwrap();
+    p.output("gf", g[0]).unwrap();
+    let xt = s.tensor(&vec![1f32; n * h * w], &[n, h, w, 1]).unwrap();
+    let ft = s.tensor(&vec![1f32; fh * fw], &[fh, fw, 1, 1]).unwrap();
+    let outs = s
+        .compile(&p)
+        .unwrap()
+        .run(&[("x", &xt), ("f", &ft)], None)
+        .unwrap();
+    read(&outs[0].1).await
+}
+
 /// Runs one convolution (VALID, stride 1) of `x` by `f` in a Program and compares it exactly.
 async fn forward(s: &Session, (x, xs): (&[f32], [usize; 3]), (f, fs): (&[f32], [usize; 3]), depthwise: bool) {
     let [h, w, c] = xs;
@@ -59,12 +100,7 @@ async fn forward(s: &Session, (x, xs): (&[f32], [usize; 3]), (f, fs): (&[f32], [
     let fi = p
         .input("f", DType::Float32, &[fh as i64, fw as i64, c as i64, m as i64])
         .unwrap();
-    let y = if depthwise {
-        p.depthwise_conv2d(xi, fi, Pair::ONE, Pad::VALID, Pair::ONE)
-    } else {
-        p.conv2d(xi, fi, Pair::ONE, Pad::VALID, Pair::ONE)
-    }
-    .unwrap();
+    let y = valid_conv(&mut p, xi, fi, depthwise);
     p.output("y", y).unwrap();
     let xt = s.tensor(x, &[1, h, w, c]).unwrap();
     let ft = s.tensor(f, &[fh, fw, c, m]).unwrap();
@@ -138,12 +174,7 @@ pub async fn big_filter_gradients_match(s: &Session) {
         let fi = p
             .input("f", DType::Float32, &[1, fw as i64, 1, m as i64])
             .unwrap();
-        let y = if depthwise {
-            p.depthwise_conv2d(xi, fi, Pair::ONE, Pad::VALID, Pair::ONE)
-        } else {
-            p.conv2d(xi, fi, Pair::ONE, Pad::VALID, Pair::ONE)
-        }
-        .unwrap();
+        let y = valid_conv(&mut p, xi, fi, depthwise);
         p.output("y", y).unwrap();
         let l = p.sum(y, &[], false).unwrap();
         let g = p.grad(l, &[xi]).unwrap();
@@ -167,25 +198,9 @@ pub async fn big_filter_gradients_match(s: &Session) {
 /// 64 · 65,535): with ones, every tap's gradient is the number of positions.
 pub async fn many_positions_filter_gradient_matches(s: &Session) {
     let (n, h) = (2usize, 1500usize);
-    let mut p = Program::new("filter gradient over many positions");
-    let xi = p
-        .input("x", DType::Float32, &[n as i64, h as i64, h as i64, 1])
-        .unwrap();
-    let fi = p.input("f", DType::Float32, &[3, 3, 1, 1]).unwrap();
-    let y = p.conv2d(xi, fi, Pair::ONE, Pad::VALID, Pair::ONE).unwrap();
-    let l = p.sum(y, &[], false).unwrap();
-    let g = p.grad(l, &[fi]).unwrap();
-    p.output("gf", g[0]).unwrap();
-    let xt = s.tensor(&vec![1f32; n * h * h], &[n, h, h, 1]).unwrap();
-    let ft = s.tensor(&[1f32; 9], &[3, 3, 1, 1]).unwrap();
-    let outs = s
-        .compile(&p)
-        .unwrap()
-        .run(&[("x", &xt), ("f", &ft)], None)
-        .unwrap();
     let positions = (n * (h - 2) * (h - 2)) as f32;
     assert_eq!(
-        read(&outs[0].1).await,
+        ones_filter_gradient(s, [n, h, h], (3, 3), Pad::VALID).await,
         vec![positions; 9],
         "filter gradient over {n}×{}×{} positions",
         h - 2,

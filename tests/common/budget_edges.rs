@@ -3,9 +3,10 @@
 //! included): each case was silently wrong there while the bound checked one walk's length alone.
 //! Inputs are small integers wherever a sum is compared exactly.
 
-use affon::ops::{Pad, Pair};
-use affon::{DType, Program, Session};
+use affon::ops::Pad;
+use affon::Session;
 
+use super::big_filters::ones_filter_gradient;
 use super::composite::read;
 
 /// Sums over 30,000 rows into 64 outputs (each element's index walks the reduced axes: 3 a step),
@@ -15,15 +16,9 @@ use super::composite::read;
 /// 12,000 rows four wide (an output row costs its columns and two: the thread form's bound
 /// counted the positions and rows once, then not the rows' loop exits).
 pub async fn budget_edges_match(s: &Session) {
-    let (rows, cols) = (30_000usize, 64usize);
-    let x: Vec<f32> = (0..rows * cols).map(|i| (i % 3) as f32).collect();
-    let want: Vec<f32> = (0..cols)
-        .map(|c| (0..rows).map(|r| x[r * cols + c] as f64).sum::<f64>() as f32)
-        .collect();
-    let got = read(&s.tensor(&x, &[rows, cols]).unwrap().sum(&[0], false).unwrap()).await;
-    assert_eq!(got, want, "sum over {rows} rows into {cols} outputs");
+    super::long_loops::column_sums_match(s, 30_000, 64).await;
 
-    let rows = 12_000usize;
+    let (rows, cols) = (12_000usize, 64usize);
     let x: Vec<f32> = (0..rows * cols).map(|i| (i % 3) as f32).collect();
     let b: Vec<f32> = (0..rows).map(|r| (r % 5) as f32 - 2.0).collect();
     let want: Vec<f32> = (0..cols)
@@ -69,22 +64,8 @@ pub async fn budget_edges_match(s: &Session) {
     assert_eq!(got, vec![k as f32; 6], "matmul with K = {k}");
 
     for (h, w) in [(60_002usize, 1usize), (30_002, 1), (12_002, 4)] {
-        let mut p = Program::new("filter gradient over a tall output");
-        let xi = p.input("x", DType::Float32, &[1, h as i64, w as i64, 1]).unwrap();
-        let fi = p.input("f", DType::Float32, &[3, 1, 1, 1]).unwrap();
-        let y = p.conv2d(xi, fi, Pair::ONE, Pad::VALID, Pair::ONE).unwrap();
-        let l = p.sum(y, &[], false).unwrap();
-        let g = p.grad(l, &[fi]).unwrap();
-        p.output("gf", g[0]).unwrap();
-        let xt = s.tensor(&vec![1f32; h * w], &[1, h, w, 1]).unwrap();
-        let ft = s.tensor(&[1f32; 3], &[3, 1, 1, 1]).unwrap();
-        let outs = s
-            .compile(&p)
-            .unwrap()
-            .run(&[("x", &xt), ("f", &ft)], None)
-            .unwrap();
         assert_eq!(
-            read(&outs[0].1).await,
+            ones_filter_gradient(s, [1, h, w], (3, 1), Pad::VALID).await,
             vec![((h - 2) * w) as f32; 3],
             "filter gradient over {} output rows {w} wide",
             h - 2

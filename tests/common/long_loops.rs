@@ -6,6 +6,7 @@
 use affon::ops::{Pad, Pair};
 use affon::{DType, Program, Session};
 
+use super::big_filters::ones_filter_gradient;
 use super::composite::read;
 
 /// Kernels whose one invocation would loop past 65,535 times (lavapipe silently stops there) take
@@ -15,33 +16,15 @@ use super::composite::read;
 /// output positions; with ones, each tap's count of the positions that read the input, exact).
 pub async fn long_loops_match(s: &Session) {
     let (n, h, w) = (8usize, 100usize, 100usize);
-    let mut p = Program::new("filter gradient");
-    let xi = p
-        .input("x", DType::Float32, &[n as i64, h as i64, w as i64, 1])
-        .unwrap();
-    let fi = p.input("f", DType::Float32, &[3, 3, 1, 1]).unwrap();
-    let c = p.conv2d(xi, fi, Pair::ONE, Pad::SAME, Pair::ONE).unwrap();
-    let l = p.sum(c, &[], false).unwrap();
-    let g = p.grad(l, &[fi]).unwrap();
-    p.output("gf", g[0]).unwrap();
-    let x = s.tensor(&vec![1f32; n * h * w], &[n, h, w, 1]).unwrap();
-    let f = s.tensor(&[1f32; 9], &[3, 3, 1, 1]).unwrap();
-    let outs = s.compile(&p).unwrap().run(&[("x", &x), ("f", &f)], None).unwrap();
     let want: Vec<f32> = (0..9)
         .map(|t| (n * (h - (t / 3 != 1) as usize) * (w - (t % 3 != 1) as usize)) as f32)
         .collect();
     assert_eq!(
-        read(&outs[0].1).await,
+        ones_filter_gradient(s, [n, h, w], (3, 3), Pad::SAME).await,
         want,
         "filter gradient over {n}×{h}×{w} positions"
     );
-    let (rows, cols) = (70_000usize, 64usize);
-    let x: Vec<f32> = (0..rows * cols).map(|i| (i % 3) as f32).collect();
-    let want: Vec<f32> = (0..cols)
-        .map(|c| (0..rows).map(|r| x[r * cols + c] as f64).sum::<f64>() as f32)
-        .collect();
-    let got = read(&s.tensor(&x, &[rows, cols]).unwrap().sum(&[0], false).unwrap()).await;
-    assert_eq!(got, want, "sum over {rows} rows into {cols} outputs");
+    column_sums_match(s, 70_000, 64).await;
     let k = 300_000;
     let a: Vec<f32> = (0..k).map(|i| ((i % 7) as f32) - 3.0).collect();
     let b: Vec<f32> = (0..k).map(|i| ((i % 5) as f32) * 0.5).collect();
@@ -104,6 +87,17 @@ pub async fn long_loops_match(s: &Session) {
     long_products_match(s).await;
     wide_pool_gradients_match(s).await;
     huge_lines_match(s).await;
+}
+
+/// Sums over `rows` rows of small integers into `cols` outputs (axis 0), compared exactly with
+/// float64 sums.
+pub(super) async fn column_sums_match(s: &Session, rows: usize, cols: usize) {
+    let x: Vec<f32> = (0..rows * cols).map(|i| (i % 3) as f32).collect();
+    let want: Vec<f32> = (0..cols)
+        .map(|c| (0..rows).map(|r| x[r * cols + c] as f64).sum::<f64>() as f32)
+        .collect();
+    let got = read(&s.tensor(&x, &[rows, cols]).unwrap().sum(&[0], false).unwrap()).await;
+    assert_eq!(got, want, "sum over {rows} rows into {cols} outputs");
 }
 
 /// Two softmax rows of 1.5M and a running sum along 8.5M: lines past what even a workgroup's 64 or
