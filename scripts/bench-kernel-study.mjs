@@ -13,6 +13,13 @@
 //                                                        (www/bench/kernel-study-sum.html)
 //   node scripts/bench-kernel-study.mjs eager [reps]     affon's eager vs compiled chain + sum (needs
 //                                                        scripts/build-pkg.sh; www/bench/kernel-study-eager.html)
+//   node scripts/bench-kernel-study.mjs chain [reps]     forms of the compiled chain's kernel
+//                                                        (www/bench/kernel-study-chain.html)
+//   node scripts/bench-kernel-study.mjs ab [reps]        this tree's package against another commit's
+//                                                        (scripts/build-pkg.sh, scripts/build-pkg-base.sh REV;
+//                                                        www/bench/kernel-study-ab.html)
+//   node scripts/bench-kernel-study.mjs mlp [reps]       affon's eager vs compiled MLP, whole and by stage
+//                                                        (needs scripts/build-pkg.sh; kernel-study-mlp.html)
 // Prints each variant's time (ms per dispatch) as JSON.
 import { launch, open } from '../tests/browser/chromium.mjs';
 
@@ -24,13 +31,21 @@ const pages = {
   depthwise: () => `kernel-study-depthwise.html?reps=${rest[0] ?? 9}`,
   sum: () => `kernel-study-sum.html?reps=${rest[0] ?? 15}`,
   eager: () => `kernel-study-eager.html?reps=${rest[0] ?? 25}`,
+  chain: () => `kernel-study-chain.html?reps=${rest[0] ?? 15}`,
+  ab: () => `kernel-study-ab.html?reps=${rest[0] ?? 25}`,
+  mlp: () => `kernel-study-mlp.html?reps=${rest[0] ?? 25}`,
 };
 if (!pages[which]) throw new Error(`unknown study '${which}': ${Object.keys(pages).join(', ')}`);
 const query = pages[which]();
 const env = await launch();
 try {
   const { page, errors } = await open(env, `/www/bench/${query}`);
-  await page.waitForSelector('body[data-done]', { state: 'attached', timeout: 15 * 60_000 });
+  // an error in the page ends the wait at once (a page that threw never marks itself done)
+  const deadline = Date.now() + 15 * 60_000;
+  while (!(await page.$('body[data-done]')) && !errors.length) {
+    if (Date.now() > deadline) throw new Error('the study page did not finish in 15 minutes');
+    await new Promise((r) => setTimeout(r, 250));
+  }
   if (errors.length) throw new Error(errors.map(String).join('; '));
   console.log(JSON.stringify(await page.evaluate(() => window.result), null, 2));
 } finally {

@@ -22,9 +22,10 @@ fn groups(len: u64) -> (u32, u32, u32) {
 pub(super) fn unary_body(op: UnaryOp, t: &str) -> &'static str {
     match op {
         // GPU compilers may assume finite math and turn a compare-and-select into max(x, 0), which
-        // drops NaN (seen on NVIDIA); an integer test of the bits keeps NaN propagating.
+        // drops NaN (seen on NVIDIA); an integer test of the bits keeps NaN propagating, and as a
+        // select rather than an early return it costs no control flow (`bench-kernel-study chain`).
         UnaryOp::Relu if t == "f32" => {
-            "if ((bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u) { return x; } return select(x, T(0), x < T(0));"
+            "return select(select(x, T(0), x < T(0)), x, (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u);"
         }
         // |x| of a u32 is x; said outright, since backends differ (wgpu's GL path took it as signed)
         UnaryOp::Abs if t == "u32" => "return x;",

@@ -628,6 +628,58 @@ pub async fn table_ops_match_f64_reference(s: &Session) {
         .await
         .unwrap();
     assert!(got.iter().all(|x| x.is_nan()), "{got:?}");
+    // minimum and relu too, in every kernel form that carries them: scalar lanes (3 elements), vec4
+    // lanes (8) and a fused chain (relu → minimum → maximum, one kernel); ±∞ and ordinary values
+    // beside the NaN keep their results
+    for n in [3usize, 8] {
+        let xs: Vec<f32> = (0..n)
+            .map(|i| [f32::NAN, -2.0, f32::INFINITY, 1.5][i % 4])
+            .collect();
+        let ys: Vec<f32> = (0..n)
+            .map(|i| [1.0, f32::NAN, f32::NEG_INFINITY, -0.5][i % 4])
+            .collect();
+        let (x, y) = (s.tensor(&xs, &[n]).unwrap(), s.tensor(&ys, &[n]).unwrap());
+        let same = |got: Vec<f32>, want: &dyn Fn(f32, f32) -> f32, what: &str| {
+            for (i, g) in got.iter().enumerate() {
+                let w = want(xs[i], ys[i]);
+                assert!(
+                    g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+                    "{what} n={n} [{i}]: {g} vs {w}"
+                );
+            }
+        };
+        let nan_min = |a: f32, b: f32| {
+            if a.is_nan() || b.is_nan() {
+                f32::NAN
+            } else {
+                a.min(b)
+            }
+        };
+        let nan_max = |a: f32, b: f32| {
+            if a.is_nan() || b.is_nan() {
+                f32::NAN
+            } else {
+                a.max(b)
+            }
+        };
+        let relu = |a: f32| if a.is_nan() { a } else { a.max(0.0) };
+        same(
+            x.minimum(&y).unwrap().read::<f32>().await.unwrap(),
+            &nan_min,
+            "minimum",
+        );
+        same(
+            x.relu().unwrap().read::<f32>().await.unwrap(),
+            &|a, _| relu(a),
+            "relu",
+        );
+        let chain = x.relu().unwrap().minimum(&y).unwrap().maximum(&x).unwrap();
+        same(
+            chain.read::<f32>().await.unwrap(),
+            &|a, b| nan_max(nan_min(relu(a), b), a),
+            "relu → minimum → maximum",
+        );
+    }
     // integer mod is floored (the sign of the divisor), maximum exact
     let ai = Host {
         shape: vec![6],
