@@ -315,7 +315,7 @@ macro_rules! composite_table {
 pub(crate) fn binary_helpers(t: &str) -> String {
     // NaN tested on the bits: GPU compilers may assume finite math and fold `x != x` away (seen on
     // lavapipe), and branch-free: a select costs a SIMD lane nothing where an early return costs every
-    // lane the control flow (SwiftShader: 10-13 % of a fused chain's kernel, `bench-kernel-study chain`)
+    // lane the control flow (SwiftShader: 4-16 % of a fused chain's kernel, `bench-kernel-study chain`)
     let (max, min) = if t == "f32" {
         let pick = |f: &str| {
             format!(
