@@ -53,12 +53,14 @@ macro_rules! unary_table {
              (|v, x, y, g| { let t = v.mul(y, y)?; let t = v.mul(g, t)?; v.neg(t) })),
             (rsqrt, Rsqrt, "rsqrt", float, "`1 / √x`", "return inverseSqrt(x);",
              (|v, x, y, g| { let t = v.mul(y, y)?; let t = v.mul(t, y)?; let t = v.scale(t, -0.5)?; v.mul(g, t) })),
-            // log(1 + x) accurate near 0 (the log(u) · x / (u − 1) correction)
+            // log(1 + x) accurate near 0 (the log(u) · x / (u − 1) correction). Bodies that choose between
+            // formulas do it with `select` (both computed, no control flow: on a SIMD CPU adapter every lane
+            // pays for a branch), the first test the outermost
             (log1p, Log1p, "log1p", float, "`ln(1 + x)`, accurate near 0",
-             "let u = 1.0 + x; if (u == 1.0) { return x; } return log(u) * x / (u - 1.0);",
+             "let u = 1.0 + x; return select(log(u) * x / (u - 1.0), x, u == 1.0);",
              (|v, x, y, g| { let t = v.add_scalar(x, 1.0)?; v.div(g, t) })),
             (expm1, Expm1, "expm1", float, "`eˣ − 1`, accurate near 0",
-             "let u = exp(x); if (u == 1.0) { return x; } let m = u - 1.0; if (m == -1.0) { return -1.0; } if (abs(x) > 1.0) { return m; } return m * x / log(u);",
+             "let u = exp(x); let m = u - 1.0; return select(select(select(m * x / log(u), m, abs(x) > 1.0), -1.0, m == -1.0), x, u == 1.0);",
              (|v, x, y, g| { let t = v.add_scalar(y, 1.0)?; v.mul(g, t) })),
             (sin, Sin, "sin", float, "`sin x`", "return sin(x);",
              (|v, x, y, g| { let t = v.p.cos(x)?; v.mul(g, t) })),
@@ -75,10 +77,10 @@ macro_rules! unary_table {
              (|v, x, y, g| { let s = v.p.sigmoid(x)?; let t = v.one_minus(s)?; let t = v.mul(x, t)?; let t = v.add_scalar(t, 1.0)?; let t = v.mul(s, t)?; v.mul(g, t) })),
             // max(x, 0) + log1p(e^-|x|): finite at ±100
             (softplus, Softplus, "softplus", float, "`ln(1 + eˣ)`, computed stably",
-             "let e = exp(-abs(x)); let u = 1.0 + e; var l = e; if (u != 1.0) { l = log(u) * e / (u - 1.0); } return max(x, 0.0) + l;",
+             "let e = exp(-abs(x)); let u = 1.0 + e; return max(x, 0.0) + select(e, log(u) * e / (u - 1.0), u != 1.0);",
              (|v, x, y, g| { let s = v.p.sigmoid(x)?; v.mul(g, s) })),
             (elu, Elu, "elu", float, "`x` if x > 0, else `eˣ − 1`",
-             "if (x > 0.0) { return x; } let u = exp(x); if (u == 1.0) { return x; } let m = u - 1.0; if (x < -1.0) { return m; } return m * x / log(u);",
+             "let u = exp(x); let m = u - 1.0; return select(select(select(m * x / log(u), m, x < -1.0), x, u == 1.0), x, x > 0.0);",
              (|v, x, y, g| { let t = v.add_scalar(y, 1.0)?; let pos = v.positive(x)?; let one = v.c(1.0)?; let d = v.select(one, pos, t)?; v.mul(g, d) })),
             (logical_not, LogicalNot, "logicalNot", bool, "`!x` (bool)", "return 1u - x;",
              ()),

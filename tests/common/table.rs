@@ -556,6 +556,35 @@ pub async fn table_ops_match_f64_reference(s: &Session) {
         let what = format!("{} float32", op.name());
         expect(&what, x.upload(s).apply(&Op::Unary(op), &[]), &map(&x, f), tol).await;
     }
+    // the bodies that choose between formulas, at the points where they switch (x so small that 1 + x or
+    // eˣ rounds to 1, ±0, past ±1, where eˣ overflows or reaches -1 in float32), in scalar lanes (11) and vec4
+    // lanes (12)
+    let edges = [
+        0.0f32, -0.0, 1e-8, -1e-8, 1e-30, -1e-30, 0.75, -1.5, 50.0, -50.0, 100.0, -100.0,
+    ];
+    let edge_cases: [(UnaryOp, UnaryRef, f32, f32); 4] = [
+        (UnaryOp::Log1p, f64::ln_1p, -0.99, 100.0),  // log1p takes x > -1
+        (UnaryOp::Expm1, f64::exp_m1, -100.0, 88.0), // eˣ overflows float32 past 88.7
+        (
+            UnaryOp::Softplus,
+            |x| x.max(0.0) + (-x.abs()).exp().ln_1p(),
+            -100.0,
+            100.0,
+        ),
+        (
+            UnaryOp::Elu,
+            |x| if x > 0.0 { x } else { x.exp_m1() },
+            -100.0,
+            100.0,
+        ),
+    ];
+    for (op, f, lo, hi) in edge_cases {
+        for n in [11usize, 12] {
+            let x = host(&[n], |i| edges[i].clamp(lo, hi));
+            let what = format!("{} float32 at its switch points, n={n}", op.name());
+            expect(&what, x.upload(s).apply(&Op::Unary(op), &[]), &map(&x, f), REL).await;
+        }
+    }
     // integer forms: sign on int32, logicalNot on bool
     let xi = Host::from_fn(&shape, |_| rng.i32_in(-3, 3));
     let want = Host::from_fn(&shape, |i| xi.data[i].signum());
