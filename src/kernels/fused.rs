@@ -332,8 +332,9 @@ pub(crate) fn load4_parts(
 
 /// A chain four elements at a time: the leaf bindings (`vec4<u32>` arrays, `u32` for single
 /// elements), the chain's functions, and statements that load vec4 `index` of each leaf (of a row
-/// of `n`: `index % (n / 4)`) and compute `var r{o}: {r_type}`, the value of step `roots[o]`,
-/// component by component (`wrap` turns a result into `r`'s component type). Every access is
+/// of `n`: `index % (n / 4)`) and compute `r{o}: {r_type}`, the value of step `roots[o]`: on whole
+/// vectors where every step has a vector form (`vector.rs`), else component by component (`wrap`
+/// turns a result into `r`'s component type). Every access is
 /// `Same`, `One` or a `Row` of a multiple of 4. The group's params are at `params[pbase ..]`.
 #[allow(clippy::too_many_arguments)]
 fn chain4(
@@ -346,8 +347,6 @@ fn chain4(
     pbase: &str,
     wrap: impl Fn(&str) -> String,
 ) -> (String, String, String) {
-    let loaded: Vec<(usize, Access)> = (0..how.len()).map(|k| (k, Access::Same)).collect();
-    let (functions, _, body) = chain(group, t, &loaded, "0u", pbase);
     let mut leaf_bindings = String::new();
     let mut src = String::new();
     for (k, &a) in how.iter().enumerate() {
@@ -360,6 +359,18 @@ fn chain4(
         };
         src += &format!("    let w{k} = {load};\n");
     }
+    if let Some((functions, body)) = super::vector::chain(group, t, pbase) {
+        for k in 0..how.len() {
+            src += &format!("    let l{k} = bitcast<V>(w{k});\n");
+        }
+        src += &body;
+        for (o, r) in roots.iter().enumerate() {
+            src += &format!("    let r{o} = bitcast<{r_type}>(s{r});\n");
+        }
+        return (leaf_bindings, functions, src);
+    }
+    let loaded: Vec<(usize, Access)> = (0..how.len()).map(|k| (k, Access::Same)).collect();
+    let (functions, _, body) = chain(group, t, &loaded, "0u", pbase);
     for o in 0..roots.len() {
         src += &format!("    var r{o}: {r_type};\n");
     }

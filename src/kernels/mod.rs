@@ -18,6 +18,7 @@ mod lines;
 mod matmul;
 mod pool;
 mod reduce;
+mod vector;
 mod window;
 
 pub(crate) use cache::KernelCache;

@@ -545,16 +545,28 @@ pub async fn composites_match_f64_reference(s: &Session) {
 pub async fn table_ops_match_f64_reference(s: &Session) {
     let mut rng = Rng::new(0x7AB1E);
     let shape = [3, 67];
+    // [3, 67] runs lane by lane, [4, 68] four elements a thread; and the op fused after two negations
+    // (exact) runs as a chain: on whole vec4s at [4, 68] where the op has a vector form
+    // (`kernels/vector.rs`), else component by component
     for (op, lo, hi, f, tol) in UNARY {
-        let mut x = host(&shape, |_| rng.f32_in(lo, hi));
-        if matches!(op, UnaryOp::Round) {
-            x.data[..6].copy_from_slice(&[0.5, 1.5, 2.5, -0.5, -1.5, -2.5]); // halves go to even
+        for shape in [[3, 67], [4, 68]] {
+            let mut x = host(&shape, |_| rng.f32_in(lo, hi));
+            if matches!(op, UnaryOp::Round) {
+                x.data[..6].copy_from_slice(&[0.5, 1.5, 2.5, -0.5, -1.5, -2.5]);
+                // halves go to even
+            }
+            if matches!(op, UnaryOp::Softplus) {
+                x.data[..2].copy_from_slice(&[100.0, -100.0]); // finite at ±100
+            }
+            let what = format!("{} float32 {shape:?}", op.name());
+            expect(&what, x.upload(s).apply(&Op::Unary(op), &[]), &map(&x, f), tol).await;
+            let chained = x
+                .upload(s)
+                .neg()
+                .and_then(|t| t.neg())
+                .and_then(|t| t.apply(&Op::Unary(op), &[]));
+            expect(&format!("{what}, fused"), chained, &map(&x, f), tol).await;
         }
-        if matches!(op, UnaryOp::Softplus) {
-            x.data[..2].copy_from_slice(&[100.0, -100.0]); // finite at ±100
-        }
-        let what = format!("{} float32", op.name());
-        expect(&what, x.upload(s).apply(&Op::Unary(op), &[]), &map(&x, f), tol).await;
     }
     // the bodies that choose between formulas, at the points where they switch (x so small that 1 + x or
     // eˣ rounds to 1, ±0, past ±1, where eˣ overflows or reaches -1 in float32), in scalar lanes (11) and vec4
@@ -596,8 +608,8 @@ pub async fn table_ops_match_f64_reference(s: &Session) {
     fails_unchanged("DTYPE_MISMATCH", "logicalNot of int32", || ti32.logical_not());
     fails_unchanged("DTYPE_MISMATCH", "erf of int32", || ti32.erf());
 
-    // float binary ops
-    for (op, f, tol) in BINARY {
+    // float binary ops, lane by lane and on whole vec4s (as the unary ops above)
+    for ((op, f, tol), shape) in BINARY.into_iter().flat_map(|c| [(c, [3, 67]), (c, [4, 68])]) {
         let a = host(&shape, |_| rng.f32_in(0.1, 10.0));
         let b = match op {
             BinaryOp::Pow => host(&shape, |_| rng.f32_in(-3.0, 3.0)),
@@ -613,7 +625,7 @@ pub async fn table_ops_match_f64_reference(s: &Session) {
             _ => a,
         };
         let want = zip(&a, &b, |x, y| f(x as f64, y as f64) as f32);
-        let what = format!("{} float32", op.name());
+        let what = format!("{} float32 {shape:?}", op.name());
         expect(
             &what,
             a.upload(s).apply(&Op::Binary(op), &[&b.upload(s)]),
@@ -621,6 +633,12 @@ pub async fn table_ops_match_f64_reference(s: &Session) {
             tol,
         )
         .await;
+        let (ta, tb) = (a.upload(s), b.upload(s));
+        let chained = ta
+            .neg()
+            .and_then(|t| t.neg())
+            .and_then(|t| t.apply(&Op::Binary(op), &[&tb]));
+        expect(&format!("{what}, fused"), chained, &want, tol).await;
     }
     // pow of a negative base: integer exponents keep the sign rule, fractional ones are NaN
     let base = Host {
