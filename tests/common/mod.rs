@@ -13,6 +13,7 @@ pub mod long_loops;
 pub mod nn;
 pub mod ops;
 pub mod table;
+pub mod table_edges;
 pub mod train;
 
 #[path = "../shared/ledger.rs"]

@@ -1,0 +1,94 @@
+//! Where the op table's bodies choose between values rather than compute one: NaN through relu,
+//! maximum and minimum (tested on the bits, chosen with `select`), and the formula switches of
+//! log1p, expm1, softplus and elu — in scalar lanes, vec4 lanes and fused chains (on whole vectors:
+//! `kernels/vector.rs`), against float64 references written here.
+
+use affon::ops::{Op, UnaryOp};
+use affon::Session;
+
+use super::ops::{expect, REL};
+use super::table::{host, map, UnaryRef};
+
+pub async fn switch_points_and_nan_match(s: &Session) {
+    // the bodies that choose between formulas, at the points where they switch (x so small that 1 + x or
+    // eˣ rounds to 1, ±0, past ±1, where eˣ overflows or reaches -1 in float32), in scalar lanes (11) and vec4
+    // lanes (12)
+    let edges = [
+        0.0f32, -0.0, 1e-8, -1e-8, 1e-30, -1e-30, 0.75, -1.5, 50.0, -50.0, 100.0, -100.0,
+    ];
+    let edge_cases: [(UnaryOp, UnaryRef, f32, f32); 4] = [
+        (UnaryOp::Log1p, f64::ln_1p, -0.99, 100.0),  // log1p takes x > -1
+        (UnaryOp::Expm1, f64::exp_m1, -100.0, 88.0), // eˣ overflows float32 past 88.7
+        (
+            UnaryOp::Softplus,
+            |x| x.max(0.0) + (-x.abs()).exp().ln_1p(),
+            -100.0,
+            100.0,
+        ),
+        (
+            UnaryOp::Elu,
+            |x| if x > 0.0 { x } else { x.exp_m1() },
+            -100.0,
+            100.0,
+        ),
+    ];
+    for (op, f, lo, hi) in edge_cases {
+        for n in [11usize, 12] {
+            let x = host(&[n], |i| edges[i].clamp(lo, hi));
+            let what = format!("{} float32 at its switch points, n={n}", op.name());
+            expect(&what, x.upload(s).apply(&Op::Unary(op), &[]), &map(&x, f), REL).await;
+        }
+    }
+    // minimum and relu too, in every kernel form that carries them: scalar lanes (3 elements), vec4
+    // lanes (8) and a fused chain (relu → minimum → maximum, one kernel); ±∞ and ordinary values
+    // beside the NaN keep their results
+    for n in [3usize, 8] {
+        let xs: Vec<f32> = (0..n)
+            .map(|i| [f32::NAN, -2.0, f32::INFINITY, 1.5][i % 4])
+            .collect();
+        let ys: Vec<f32> = (0..n)
+            .map(|i| [1.0, f32::NAN, f32::NEG_INFINITY, -0.5][i % 4])
+            .collect();
+        let (x, y) = (s.tensor(&xs, &[n]).unwrap(), s.tensor(&ys, &[n]).unwrap());
+        let same = |got: Vec<f32>, want: &dyn Fn(f32, f32) -> f32, what: &str| {
+            for (i, g) in got.iter().enumerate() {
+                let w = want(xs[i], ys[i]);
+                assert!(
+                    g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+                    "{what} n={n} [{i}]: {g} vs {w}"
+                );
+            }
+        };
+        let nan_min = |a: f32, b: f32| {
+            if a.is_nan() || b.is_nan() {
+                f32::NAN
+            } else {
+                a.min(b)
+            }
+        };
+        let nan_max = |a: f32, b: f32| {
+            if a.is_nan() || b.is_nan() {
+                f32::NAN
+            } else {
+                a.max(b)
+            }
+        };
+        let relu = |a: f32| if a.is_nan() { a } else { a.max(0.0) };
+        same(
+            x.minimum(&y).unwrap().read::<f32>().await.unwrap(),
+            &nan_min,
+            "minimum",
+        );
+        same(
+            x.relu().unwrap().read::<f32>().await.unwrap(),
+            &|a, _| relu(a),
+            "relu",
+        );
+        let chain = x.relu().unwrap().minimum(&y).unwrap().maximum(&x).unwrap();
+        same(
+            chain.read::<f32>().await.unwrap(),
+            &|a, b| nan_max(nan_min(relu(a), b), a),
+            "relu → minimum → maximum",
+        );
+    }
+}
