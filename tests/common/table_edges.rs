@@ -9,6 +9,9 @@ use affon::Session;
 use super::ops::{expect, Host, Rng, REL};
 use super::table::{host, map, UnaryRef};
 
+/// A float64 reference of a binary op.
+type BinaryRef = fn(f64, f64) -> f64;
+
 /// The first ops of the table (their cases are in `ops.rs`) fused after two (exact) negations at
 /// [4, 68]: each runs on whole vec4s there (`kernels/vector.rs`), so a vector form that does not
 /// compile or computes something else fails here on both targets.
@@ -43,7 +46,7 @@ async fn first_ops_on_vectors_match(s: &Session) {
         )
         .await;
     }
-    let binary: [(BinaryOp, fn(f64, f64) -> f64); 4] = [
+    let binary: [(BinaryOp, BinaryRef); 4] = [
         (BinaryOp::Add, |a, b| a + b),
         (BinaryOp::Sub, |a, b| a - b),
         (BinaryOp::Mul, |a, b| a * b),
