@@ -13,7 +13,9 @@ pub mod long_loops;
 pub mod nn;
 pub mod ops;
 pub mod table;
+pub mod table_composites;
 pub mod table_edges;
+pub mod table_scans;
 pub mod train;
 
 #[path = "../shared/ledger.rs"]
