@@ -1,4 +1,4 @@
-//! The composites' float64 references, continued from `table.rs`: `prod` and `cumsum` along an axis
+//! The composites' float64 references, continued from `table_composites.rs`: `prod` and `cumsum` along an axis
 //! (short lines, long lines, many lines; float32 and int32), their rejections (the ledger unmoved), and
 //! the composites as nodes of a compiled program (fused where they can), dynamic rows included.
 
@@ -8,7 +8,7 @@ use super::ledger::fails_unchanged;
 use super::ops::{expect, Host, Rng, Tol, REL};
 use super::table::{host, EXACT};
 
-/// What the first half of `composites_match_f64_reference` made that this half reads.
+/// What `composites_match_f64_reference` (`table_composites.rs`) made that this half reads.
 pub(super) struct Shared<'a> {
     pub tx: &'a Tensor,
     /// the first half's input with ±100 and 90 in its first row (log-softmax finite there)
