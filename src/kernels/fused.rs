@@ -96,20 +96,22 @@ pub(super) fn chain(
     }
     let mut body = String::new();
     for (j, s) in group.steps.iter().enumerate() {
-        let args: Vec<String> = s
-            .args
-            .iter()
-            .map(|r| match r {
-                Ref::Leaf(k) => format!("l{k}"),
-                Ref::Step(k) => format!("s{k}"),
-                Ref::Acc => "v".to_string(),
-                Ref::Const(w) => format!("bitcast<T>({w}u)"),
-                Ref::Param(k) => format!("bitcast<T>(params[{pbase} + {k}u])"),
-            })
-            .collect();
+        let args: Vec<String> = s.args.iter().map(|r| operand(r, pbase)).collect();
         body += &format!("let s{j} = op_{}({});\n    ", s.op.name(), args.join(", "));
     }
     (functions, index, body)
+}
+
+/// A step's argument in a chain's code: a leaf `l{k}`, a step `s{k}`, an epilogue's accumulator `v`,
+/// a constant's bits, or the group's param `k` (at `params[pbase + k]`).
+pub(super) fn operand(r: &Ref, pbase: &str) -> String {
+    match r {
+        Ref::Leaf(k) => format!("l{k}"),
+        Ref::Step(k) => format!("s{k}"),
+        Ref::Acc => "v".to_string(),
+        Ref::Const(w) => format!("bitcast<T>({w}u)"),
+        Ref::Param(k) => format!("bitcast<T>(params[{pbase} + {k}u])"),
+    }
 }
 
 /// The bindings of `loaded` leaves read element by element ([`leaf_binding`]).

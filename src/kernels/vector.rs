@@ -81,11 +81,9 @@ pub(super) fn chain(group: &Group, t: &str, pbase: &str) -> Option<(String, Stri
         let mut args = vec![];
         for r in &s.args {
             args.push(match r {
-                Ref::Leaf(k) => format!("l{k}"),
-                Ref::Step(k) => format!("s{k}"),
-                Ref::Const(w) => format!("V(bitcast<T>({w}u))"),
-                Ref::Param(k) => format!("V(bitcast<T>(params[{pbase} + {k}u]))"),
                 Ref::Acc => return None, // an epilogue's accumulator: not a chain4 group
+                Ref::Const(_) | Ref::Param(_) => format!("V({})", super::fused::operand(r, pbase)),
+                Ref::Leaf(_) | Ref::Step(_) => super::fused::operand(r, pbase),
             });
         }
         body += &format!("    let s{j} = op_{}({});\n", s.op.name(), args.join(", "));
