@@ -20,6 +20,9 @@
 //                                                        www/bench/kernel-study-ab.html)
 //   node scripts/bench-kernel-study.mjs mlp [reps]       affon's eager vs compiled MLP, whole and by stage
 //                                                        (needs scripts/build-pkg.sh; kernel-study-mlp.html)
+//   node scripts/bench-kernel-study.mjs a9 [reps]        the compiled chain + sum taken apart: its passes in
+//                                                        raw WGSL, affon, jax-js jit (needs scripts/build-pkg.sh;
+//                                                        kernel-study-a9.html)
 // Prints each variant's time (ms per dispatch) as JSON.
 import { launch, open } from '../tests/browser/chromium.mjs';
 
@@ -34,6 +37,7 @@ const pages = {
   chain: () => `kernel-study-chain.html?reps=${rest[0] ?? 15}`,
   ab: () => `kernel-study-ab.html?reps=${rest[0] ?? 25}`,
   mlp: () => `kernel-study-mlp.html?reps=${rest[0] ?? 25}`,
+  a9: () => `kernel-study-a9.html?reps=${rest[0] ?? 25}`,
 };
 if (!pages[which]) throw new Error(`unknown study '${which}': ${Object.keys(pages).join(', ')}`);
 const query = pages[which]();

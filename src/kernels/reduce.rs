@@ -11,6 +11,7 @@ use crate::program::fusion::Group;
 
 const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
 const REDUCE_PARTS: &str = include_str!("../../shaders/reduce_parts.wgsl");
+const REDUCE_PARTS_SERIAL: &str = include_str!("../../shaders/reduce_parts_serial.wgsl");
 const REDUCE_FLAT: &str = include_str!("../../shaders/reduce_flat.wgsl");
 /// `fn out_base` and `fn elem_offset`, prepended to both reductions.
 const REDUCE_INDEX: &str = include_str!("../../shaders/reduce_index.wgsl");
@@ -179,11 +180,23 @@ pub(super) fn reduce_from(
         &inputs,
         grid(out_len * wanted),
     );
-    let p2 = ctx
-        .cache
-        .pipeline(ctx.device, "reduce_parts", &format!("{op:?}:{t}"), || {
-            format!("{}{REDUCE_PARTS}", head())
-        });
+    // the combining pass: on CPU adapters an invocation per output folds its partials (no barrier);
+    // on GPUs a workgroup per output
+    let (p2, groups2) = if ctx.cpu_adapter {
+        let p = ctx
+            .cache
+            .pipeline(ctx.device, "reduce_parts_serial", &format!("{op:?}:{t}"), || {
+                format!("{}{REDUCE_PARTS_SERIAL}", head())
+            });
+        (p, out_len.div_ceil(crate::ops::PART_THREADS))
+    } else {
+        let p = ctx
+            .cache
+            .pipeline(ctx.device, "reduce_parts", &format!("{op:?}:{t}"), || {
+                format!("{}{REDUCE_PARTS}", head())
+            });
+        (p, out_len)
+    };
     let params2 = [
         out_len as u32,
         (wanted * crate::ops::PART_THREADS) as u32,
@@ -198,7 +211,7 @@ pub(super) fn reduce_from(
         (out.buffer, out_len),
         &params2,
         &parts_in,
-        grid(out_len),
+        grid(groups2),
     );
     Ok(())
 }
