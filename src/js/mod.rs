@@ -135,6 +135,24 @@ pub(crate) fn to_js(e: Error) -> JsValue {
 /// `Result` whose error is a JS `AffonError`.
 pub(crate) type JsResult<T> = Result<T, JsValue>;
 
+/// A promise for `fut`, started now: its work up to its first wait (a readback's copy and map
+/// request, a sync's submission) is done before this returns, in the caller's task. A
+/// `wasm_bindgen` async method would only start in a later microtask, behind the flush that the
+/// calls before it scheduled, so a readback right after a call took two submissions (the call's
+/// work, then the copy) where one does. The first poll uses a no-op waker; the promise's task polls
+/// again (registering its own) before anything it waits for can resolve.
+pub(crate) fn started<T: Into<JsValue>>(
+    fut: impl std::future::Future<Output = JsResult<T>> + 'static,
+) -> js_sys::Promise {
+    use std::task::{Context, Poll, Waker};
+    let mut fut = Box::pin(fut);
+    match fut.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(Ok(v)) => js_sys::Promise::resolve(&v.into()),
+        Poll::Ready(Err(e)) => js_sys::Promise::reject(&e),
+        Poll::Pending => wasm_bindgen_futures::future_to_promise(async move { fut.await.map(Into::into) }),
+    }
+}
+
 /// Serialises a value for JS (maps as plain objects).
 pub(crate) fn to_value<T: serde::Serialize>(v: &T) -> JsResult<JsValue> {
     v.serialize(&serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true))

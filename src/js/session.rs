@@ -123,9 +123,14 @@ impl JsSession {
         super::records::memory_info(&self.get()?.memory())
     }
 
-    /// Waits for all queued device work.
-    pub async fn sync(&self) -> JsResult<()> {
-        self.open()?.sync().await.map_err(to_js)
+    /// Waits for all queued device work (the pending batch is submitted before this returns).
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn sync(&self) -> js_sys::Promise {
+        let sync = self.open().map(|s| s.sync());
+        super::started(async move {
+            sync?.await.map_err(to_js)?;
+            Ok(JsValue::UNDEFINED)
+        })
     }
 
     /// Destroys the pool's cached buffers; returns the bytes released.

@@ -178,44 +178,62 @@ impl JsTensor {
         Ok(self.tensor()?.origin().to_string())
     }
 
-    /// The single value of a one-element tensor (synchronises device work).
-    pub async fn item(&self) -> JsResult<f64> {
-        self.live()?.item_f64().await.map_err(to_js)
+    /// The single value of a one-element tensor (synchronises device work). Starts at the call:
+    /// the copy joins the pending batch and the map is requested before this returns.
+    #[wasm_bindgen(unchecked_return_type = "Promise<number>")]
+    pub fn item(&self) -> js_sys::Promise {
+        let t = self.live();
+        super::started(async move { t?.item_f64().await.map_err(to_js) })
     }
 
-    /// The values as a TypedArray matching the dtype (synchronises device work).
-    #[wasm_bindgen(unchecked_return_type = "AnyTypedArray")]
-    pub async fn to_array(&self) -> JsResult<JsValue> {
-        let t = self.live()?;
-        let dtype = t.dtype();
-        t.read_with(|view| typed_array(dtype, view)).await.map_err(to_js)
+    /// The values as a TypedArray matching the dtype (synchronises device work; starts at the
+    /// call, as `item()`).
+    #[wasm_bindgen(unchecked_return_type = "Promise<AnyTypedArray>")]
+    pub fn to_array(&self) -> js_sys::Promise {
+        super::started(self.read_array())
     }
 
     /// Alias of `to_array()`.
-    #[wasm_bindgen(js_name = toArray, unchecked_return_type = "AnyTypedArray")]
-    pub async fn to_array_alias(&self) -> JsResult<JsValue> {
-        self.to_array().await
+    #[wasm_bindgen(js_name = toArray, unchecked_return_type = "Promise<AnyTypedArray>")]
+    pub fn to_array_alias(&self) -> js_sys::Promise {
+        self.to_array()
     }
 
     /// Alias of `to_array()` (TF.js `data()`).
-    #[wasm_bindgen(unchecked_return_type = "AnyTypedArray")]
-    pub async fn data(&self) -> JsResult<JsValue> {
-        self.to_array().await
+    #[wasm_bindgen(unchecked_return_type = "Promise<AnyTypedArray>")]
+    pub fn data(&self) -> js_sys::Promise {
+        self.to_array()
     }
 
     /// The values as nested `number[]` arrays of the tensor's shape (a number for a scalar), as
     /// TF.js `array()`.
-    #[wasm_bindgen(unchecked_return_type = "NestedArray")]
-    pub async fn array(&self) -> JsResult<JsValue> {
-        let flat = self.to_array().await?;
-        let shape = self.live()?.shape().to_vec();
-        Ok(nest(&js_sys::Array::from(&flat), &shape, 0, &mut 0))
+    #[wasm_bindgen(unchecked_return_type = "Promise<NestedArray>")]
+    pub fn array(&self) -> js_sys::Promise {
+        let shape = self.live().map(|t| t.shape().to_vec());
+        let flat = self.read_array();
+        super::started(async move {
+            let shape = shape?;
+            let flat = flat.await?;
+            Ok(nest(&js_sys::Array::from(&flat), &shape, 0, &mut 0))
+        })
     }
 
     /// Releases the storage to the pool. Idempotent; the handle stays readable.
     pub fn dispose(&self) {
         if let Some(t) = &self.inner {
             t.dispose();
+        }
+    }
+}
+
+impl JsTensor {
+    /// The readback behind `to_array()` and `array()`, not yet started.
+    fn read_array(&self) -> impl std::future::Future<Output = JsResult<JsValue>> + 'static {
+        let t = self.live();
+        async move {
+            let t = t?;
+            let dtype = t.dtype();
+            t.read_with(|view| typed_array(dtype, view)).await.map_err(to_js)
         }
     }
 }

@@ -249,20 +249,23 @@ impl Session {
         self.dispose_on_drop = false;
     }
 
-    /// Waits until all queued device work has completed.
-    pub async fn sync(&self) -> Result<()> {
-        self.shared.check_open()?;
-        let start = crate::platform::now_ms();
-        crate::lazy::settle_all(&self.shared);
-        self.shared.flush();
-        let _busy = self.shared.idle.busy();
-        self.shared.gpu.sync().await?;
-        self.shared.ledger.count(Exec::Sync);
-        if crate::trace::enabled() {
-            let s = &self.shared;
-            crate::trace::span(s.id, &s.label, "sync", "affon.sync", start, serde_json::json!({}));
+    /// Waits until all queued device work has completed. The future holds the session's state,
+    /// not the handle (it may outlive the borrow).
+    pub fn sync(&self) -> impl std::future::Future<Output = Result<()>> + 'static {
+        let s = self.shared.clone();
+        async move {
+            s.check_open()?;
+            let start = crate::platform::now_ms();
+            crate::lazy::settle_all(&s);
+            s.flush();
+            let _busy = s.idle.busy();
+            s.gpu.sync().await?;
+            s.ledger.count(Exec::Sync);
+            if crate::trace::enabled() {
+                crate::trace::span(s.id, &s.label, "sync", "affon.sync", start, serde_json::json!({}));
+            }
+            Ok(())
         }
-        Ok(())
     }
 
     /// Runs `f` in a tidy scope: tensors created inside and not returned are disposed when it

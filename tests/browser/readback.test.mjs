@@ -1,0 +1,78 @@
+// Readbacks start at the call: `item()`, `toArray()` / `to_array()` / `data()`, `array()` and
+// `session.sync()` submit the pending batch (with the readback's copy) and request the map before
+// they return their promise. Before, the wasm-bindgen async methods started in a later microtask,
+// after the flush the calls before them had scheduled: a compiled run followed by `item()` took two
+// submissions, the run's dispatches and then the copy (`bench-kernel-study a9`, `counts`).
+// What a user relies on: one submission per run-and-read, the values, a promise (never a throw) for
+// an error, and a read started before `dispose()` still resolving to the values.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, open } from './chromium.mjs';
+
+let env;
+before(async () => { env = await launch(); });
+after(async () => { await env?.close(); });
+
+test('a run or an eager chain read back right after the call is one submission; errors are rejections', async () => {
+  const { page, errors } = await open(env, '/www/');
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+  const out = await page.evaluate(async () => {
+    const { Session, Program } = await import('/pkg/affon.js');
+    let submits = 0;
+    const submit = GPUQueue.prototype.submit;
+    GPUQueue.prototype.submit = function (...a) { submits++; return submit.apply(this, a); };
+    const counted = async (f) => { const s0 = submits; const v = await f(); return { v, submits: submits - s0 }; };
+    const s = await Session.create({ label: 'readback' });
+    const n = 70_000; // a split sum: a first pass and a combining pass
+    const host = new Float32Array(n).map((_, i) => ((i % 11) - 5) * 0.25);
+    const x = s.tensor(host, [n]);
+    const p = new Program('chain_sum');
+    const px = p.input('x', 'float32', [n]);
+    p.output('y', p.sum(p.exp(p.neg(p.abs(px)))));
+    p.output('z', p.abs(px));
+    const exe = s.compile(p);
+    const out = {};
+    await s.sync();
+    // the run's two dispatches and the copy: one submission
+    out.run = await counted(() => { const { y, z } = exe.run({ x }, undefined); z.dispose(); const r = y.item(); y.dispose(); return r; });
+    out.eager = await counted(() => s.tidy(() => x.abs().neg()).toArray().then((a) => Array.from(a.slice(0, 4))));
+    out.nested = await counted(() => s.tensor(new Float32Array([1, 2, 3, 4]), [2, 2]).mul(s.tensor(new Float32Array([2]), [])).array());
+    out.sync = await counted(() => { const t = x.square(); const w = s.sync(); t.dispose(); return w.then(() => 'synced'); });
+    // a read started before dispose() still resolves to the values; the storage is released at once
+    const t = s.tensor(new Float32Array([5, 6, 7]), [3]).add(s.fill([], 1));
+    const live1 = s.memory().numBytes;
+    const started = t.data();
+    t.dispose();
+    out.freedAtDispose = live1 - s.memory().numBytes;
+    out.readAfterDispose = Array.from(await started);
+    // errors: a promise that rejects with an AffonError, not a throw
+    const errorOf = (f) => { let p; try { p = f(); } catch (e) { return Promise.resolve(`threw ${e.name}:${e.code}`); } return p.then(() => 'resolved', (e) => `rejected ${e.name}:${e.code}`); };
+    out.disposedItem = await errorOf(() => t.item());
+    out.disposedArray = await errorOf(() => t.array());
+    out.multiItem = await errorOf(() => x.item());
+    const gone = await Session.create({ label: 'gone' });
+    gone.dispose();
+    out.disposedSync = await errorOf(() => gone.sync());
+    GPUQueue.prototype.submit = submit;
+    exe.dispose(); x.dispose(); s.dispose();
+    return out;
+  });
+  // f64 reference: sum of exp(-|v|) over the repeating pattern
+  let want = 0;
+  for (let i = 0; i < 70_000; i++) want += Math.exp(-Math.abs(((i % 11) - 5) * 0.25));
+  assert.ok(Math.abs(out.run.v - want) / want < 1e-5, `sum ${out.run.v} vs ${want}`);
+  assert.equal(out.run.submits, 1, 'run + item(): one submission');
+  assert.deepEqual(out.eager.v, [-1.25, -1, -0.75, -0.5]);
+  assert.equal(out.eager.submits, 1, 'eager chain + toArray(): one submission');
+  assert.deepEqual(out.nested.v, [[2, 4], [6, 8]]);
+  assert.equal(out.nested.submits, 1, 'upload, op, array(): one submission');
+  assert.equal(out.sync.v, 'synced');
+  assert.equal(out.sync.submits, 1, 'an op then sync(): one submission');
+  assert.equal(out.freedAtDispose, 12, 'dispose() releases the storage while the read is in flight');
+  assert.deepEqual(out.readAfterDispose, [6, 7, 8]);
+  assert.equal(out.disposedItem, 'rejected AffonError:DISPOSED');
+  assert.equal(out.disposedArray, 'rejected AffonError:DISPOSED');
+  assert.equal(out.multiItem, 'rejected AffonError:SHAPE_MISMATCH');
+  assert.equal(out.disposedSync, 'rejected AffonError:SESSION_DISPOSED');
+  assert.deepEqual(errors, []);
+});
