@@ -37,7 +37,7 @@ const pages = {
   chain: () => `kernel-study-chain.html?reps=${rest[0] ?? 15}`,
   ab: () => `kernel-study-ab.html?reps=${rest[0] ?? 25}`,
   mlp: () => `kernel-study-mlp.html?reps=${rest[0] ?? 25}`,
-  a9: () => `kernel-study-a9.html?reps=${rest[0] ?? 25}`,
+  a9: () => `kernel-study-a9.html?reps=${rest[0] ?? 25}&device=${rest[1] ?? 'plain'}`,
 };
 if (!pages[which]) throw new Error(`unknown study '${which}': ${Object.keys(pages).join(', ')}`);
 const query = pages[which]();
