@@ -182,21 +182,17 @@ pub(super) fn reduce_from(
     );
     // the combining pass: on CPU adapters an invocation per output folds its partials (no barrier);
     // on GPUs a workgroup per output
-    let (p2, groups2) = if ctx.cpu_adapter {
-        let p = ctx
-            .cache
-            .pipeline(ctx.device, "reduce_parts_serial", &format!("{op:?}:{t}"), || {
-                format!("{}{REDUCE_PARTS_SERIAL}", head())
-            });
-        (p, out_len.div_ceil(crate::ops::PART_THREADS))
+    let (kernel, body, groups2) = if ctx.cpu_adapter {
+        let groups = out_len.div_ceil(crate::ops::PART_THREADS);
+        ("reduce_parts_serial", REDUCE_PARTS_SERIAL, groups)
     } else {
-        let p = ctx
-            .cache
-            .pipeline(ctx.device, "reduce_parts", &format!("{op:?}:{t}"), || {
-                format!("{}{REDUCE_PARTS}", head())
-            });
-        (p, out_len)
+        ("reduce_parts", REDUCE_PARTS, out_len)
     };
+    let p2 = ctx
+        .cache
+        .pipeline(ctx.device, kernel, &format!("{op:?}:{t}"), || {
+            format!("{}{body}", head())
+        });
     let params2 = [
         out_len as u32,
         (wanted * crate::ops::PART_THREADS) as u32,
