@@ -7,7 +7,8 @@
 //!   tensors, ExecutionState slots, executable constants, and run intermediates while they exist.
 //!   Size-class rounding is *not* included here.
 //! - **pool** (`compute.memory`): the sizes of the device buffers the pools hold, in use or cached,
-//!   size-class rounding included.
+//!   size-class rounding included; that rounding of the buffers in use on its own
+//!   (`pool_padding_bytes`: each buffer's size minus the bytes its storage requested).
 //! - **staging** (`compute.memory/staging_bytes`, `staging_buffers`): the readback staging buffers
 //!   a session holds, mapping now or kept for the next readback (`staging.rs`). Kernel parameter
 //!   buffers are small uniforms cached with the pipelines and not counted.
@@ -52,6 +53,8 @@ pub struct Ledger {
     pub oversize_allocations: AtomicU64,
     /// Device buffers the pools hold (in use + cached).
     pub device_buffers: AtomicU64,
+    /// Size-class rounding of the buffers in use: their sizes minus the bytes requested of them.
+    pub pool_padding_bytes: AtomicU64,
     /// Bytes of readback staging buffers held (mapping now or kept for reuse).
     pub staging_bytes: AtomicU64,
     /// Readback staging buffers held.
@@ -81,6 +84,7 @@ pub struct LedgerSnapshot {
     pub pool_max_total_bytes: u64,
     pub oversize_allocations: u64,
     pub device_buffers: u64,
+    pub pool_padding_bytes: u64,
     pub staging_bytes: u64,
     pub staging_buffers: u64,
     pub executions: u64,
@@ -110,6 +114,8 @@ pub(crate) struct PoolDelta {
     pub held: i64,
     pub cached: i64,
     pub buffers: i64,
+    /// Change to the rounding of buffers in use (`pool_padding_bytes`).
+    pub padding: i64,
     pub hits: u64,
     pub misses: u64,
     pub evictions: u64,
@@ -143,6 +149,7 @@ impl Ledger {
             pool_max_total_bytes: AtomicU64::new(0),
             oversize_allocations: AtomicU64::new(0),
             device_buffers: AtomicU64::new(0),
+            pool_padding_bytes: AtomicU64::new(0),
             staging_bytes: AtomicU64::new(0),
             staging_buffers: AtomicU64::new(0),
             exec: ExecCounters::new(),
@@ -220,6 +227,7 @@ impl Ledger {
         self.pool_peak_bytes.fetch_max(held, Relaxed);
         add_signed(&self.pool_cached_bytes, d.cached);
         add_signed(&self.device_buffers, d.buffers);
+        add_signed(&self.pool_padding_bytes, d.padding);
         self.pool_hits.fetch_add(d.hits, Relaxed);
         self.pool_misses.fetch_add(d.misses, Relaxed);
         self.pool_evictions.fetch_add(d.evictions, Relaxed);
@@ -299,6 +307,7 @@ impl Ledger {
             pool_max_total_bytes: self.pool_max_total_bytes.load(Relaxed),
             oversize_allocations: self.oversize_allocations.load(Relaxed),
             device_buffers: self.device_buffers.load(Relaxed),
+            pool_padding_bytes: self.pool_padding_bytes.load(Relaxed),
             staging_bytes: self.staging_bytes.load(Relaxed),
             staging_buffers: self.staging_buffers.load(Relaxed),
             executions: self.exec.executions.load(Relaxed),

@@ -263,6 +263,16 @@ impl Tensor {
         Shared::ptr_eq(&self.core.session, s)
     }
 
+    /// `INVALID_ARGUMENT` (naming `op`) unless this tensor is of session `s`.
+    pub(crate) fn check_in(&self, s: &Shared<SessionShared>, op: &str) -> Result<()> {
+        let (theirs, ours) = (&self.core.session.label, &s.label);
+        self.belongs_to(s).then_some(()).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "{op}: {self:?} belongs to session '{theirs}', not '{ours}'"
+            ))
+        })
+    }
+
     /// Releases the storage to the session's pool. Idempotent; later use is `DISPOSED`.
     pub fn dispose(&self) {
         self.core.dispose();

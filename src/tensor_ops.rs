@@ -44,14 +44,7 @@ fn run(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor], lazy: bool) -> Resu
     s.check_open()?;
     for a in args {
         a.check_live()?;
-        if !a.belongs_to(s) {
-            return Err(Error::InvalidArgument(format!(
-                "{}: {a:?} belongs to session '{}', not '{}'",
-                op.name(),
-                a.core.session.label,
-                s.label
-            )));
-        }
+        a.check_in(s, op.name())?;
     }
     let typed: Vec<_> = args
         .iter()
@@ -206,6 +199,7 @@ impl Tensor {
         s.check_open()?;
         self.check_live()?;
         cond.check_live()?;
+        cond.check_in(s, "where")?; // before the scalar is made: a rejected call moves no counter
         let dims = |t: &Tensor| t.shape().iter().map(|&d| Some(d)).collect::<Vec<_>>();
         let args = [
             (dims(self), self.dtype()),

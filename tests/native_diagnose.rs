@@ -36,6 +36,7 @@ fn every_verdict_attribution_report_and_forensics() {
         diagnosis::grows_a_host_array(&session("host-array")).await;
         diagnosis::live_tensor_attribution(&session("attribution")).await;
         diagnosis::report_fields(&session("report")).await;
+        diagnosis::watch_refusals_and_a_lost_neighbour(&session("refusals"), &session("lost")).await;
     });
     let small = Session::new(SessionOptions {
         pool: PoolOptions {

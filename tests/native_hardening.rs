@@ -28,6 +28,11 @@ fn cross_session_use() {
 }
 
 #[test]
+fn wide_sizes_never_wrap() {
+    block_on(hardening::wide_sizes_never_wrap(&session()));
+}
+
+#[test]
 fn nan_and_infinity_propagate() {
     block_on(hardening::nan_and_infinity_propagate(&session()));
 }

@@ -111,10 +111,20 @@ fn process_metrics_sum_sessions_and_environment_configures_pools() {
         e.to_string().contains("AFFON_POOL_OVERSIZE_THRESHOLD_BYTES"),
         "{e}"
     );
+    // a value that is not UTF-8 is malformed too, never read as unset
+    std::env::set_var("AFFON_POOL_OVERSIZE_THRESHOLD_BYTES", "1MiB");
+    {
+        use std::os::unix::ffi::OsStrExt;
+        std::env::set_var("AFFON_POOL_IDLE_TRIM_MS", std::ffi::OsStr::from_bytes(b"10\xff"));
+    }
+    let e = Session::new(SessionOptions::default()).unwrap_err();
+    assert_eq!(e.code(), "INVALID_ARGUMENT");
+    assert!(e.to_string().contains("AFFON_POOL_IDLE_TRIM_MS"), "{e}");
     for k in [
         "AFFON_POOL_MAX_TOTAL_BYTES",
         "AFFON_METAL_POOL_SIZE_CLASSES",
         "AFFON_POOL_OVERSIZE_THRESHOLD_BYTES",
+        "AFFON_POOL_IDLE_TRIM_MS",
     ] {
         std::env::remove_var(k);
     }

@@ -169,6 +169,11 @@ export async function wrongKinds(Session, Program, telemetry, ledger) {
   }
   await expectAffon('session.profile({})', () => s.profile({}));
   await expectAffon('telemetry.watch({})', () => telemetry.watch({}, { warmup: 1, iterations: 1 }));
+  // a report context JSON.stringify throws on (a BigInt, a cycle, a throwing toJSON)
+  const cyclic = {}; cyclic.self = cyclic;
+  for (const ctx of [{ x: 1n }, cyclic, { toJSON() { throw new Error('no'); } }]) {
+    await expectAffon(`telemetry.report(${Object.keys(ctx).join(',')})`, () => telemetry.report(ctx));
+  }
   for (const w of [-1, {}, 'text', [], [{}], () => 1, 1n, Symbol('s'), Number.NaN, 1.5]) {
     await expectAffon(`telemetry.storages(${String(w?.constructor?.name ?? w)})`, () => telemetry.storages(w));
   }
@@ -222,6 +227,20 @@ export async function wrongKinds(Session, Program, telemetry, ledger) {
   const u = Array.from(await s.tensor(new BigUint64Array([3n, 4n]), [2], 'uint32').toArray());
   if (u.join() !== '3,4') problems.push(`BigUint64Array gave ${u}`);
   await expectAffon('BigInt64Array out of int32 range', () => s.tensor(new BigInt64Array([1n << 40n, 1n]), [2], 'int32'));
+  // data the binding must not trust: a forged view (its getters throw), a detached buffer (a hundred
+  // times: the instance survives each), a constant too large for the host (OUT_OF_MEMORY, no abort)
+  await expectAffon('a forged Float32Array', () => s.tensor(Object.create(Float32Array.prototype), [1]));
+  const detached = new Float32Array(4);
+  structuredClone(detached.buffer, { transfer: [detached.buffer] });
+  for (let i = 0; i < 100; i++) await expectAffon('a detached Float32Array', () => s.tensor(detached, [4]));
+  await expectAffon('a constant too large for the host',
+    () => new Program('big').constant(new Uint8Array(2 ** 28), [2 ** 28], 'bool'));
+  // array() of a tensor of rank 50,000 (every dim 1): nested that deep without recursion
+  const deep = s.zeros(new Array(50000).fill(1));
+  let nested = await deep.array(), depth = 0;
+  while (Array.isArray(nested)) { nested = nested[0]; depth += 1; }
+  if (depth !== 50000 || nested !== 0) problems.push(`array() of rank 50000 gave depth ${depth} and ${nested}`);
+  deep.dispose();
   // after all of it the session works
   const y = exe.run({ x: s.ones([3, 4]) }, state).y;
   const v = Array.from(await y.toArray()).join();

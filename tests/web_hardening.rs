@@ -36,6 +36,11 @@ async fn cross_session_use() {
 }
 
 #[wasm_bindgen_test]
+async fn wide_sizes_never_wrap() {
+    hardening::wide_sizes_never_wrap(&session().await).await;
+}
+
+#[wasm_bindgen_test]
 async fn nan_and_infinity_propagate() {
     hardening::nan_and_infinity_propagate(&session().await).await;
 }

@@ -87,6 +87,14 @@ export async function apiExample(session, Program) {
     cyclic: code(() => Program.fromJSON({ format: 'affon.program/1', name: 'p', nodes: [{ op: 'add', args: [0, 0] }] })),
     badNode: code(() => p.add(x, new Program('other').input('q', 'float32', [4]))),
     shapeAtAdd: code(() => p.matmul(x, acc)),
+    zeroInput: code(() => p.input('z', 'float32', [0])),
+    zeroReshape: code(() => p.reshape(x, [0, 4])),
+    // a number for where's `b`: shapes that do not broadcast add no node (not even the constant)
+    whereNoNode: (() => {
+      const q = new Program('w'); const a = q.input('a', 'float32', [3]); const c = q.input('c', 'bool', [4]);
+      const before = JSON.stringify(q); const e = code(() => q.where(a, c, 2));
+      return `${e}|${JSON.stringify(q) === before ? 'unchanged' : 'changed'}`;
+    })(),
   };
   state.dispose();
   state[Symbol.dispose]();
@@ -139,8 +147,17 @@ export async function profileCase(session) {
   });
   const k = info.kernels[0];
   info.result.dispose();
+  // fn runs at the call, as tf.profile's does: before the next statement, inside the caller's tidy
+  let ran = 0;
+  const pr = session.profile(() => { ran = 1; });
+  const ranAtCall = ran;
+  await pr;
+  const n0 = session.memory().numTensors;
+  let inTidy;
+  session.tidy(() => { inTidy = session.profile(() => { session.zeros([4]); }); });
+  await inTidy;
   return [info.newBytes, info.peakBytes, info.newTensors, info.kernels.length, k.name, k.bytesAdded,
-          k.inputShapes[0][0], k.outputShapes[0][0], k.totalBytesSnapshot];
+          k.inputShapes[0][0], k.outputShapes[0][0], k.totalBytesSnapshot, ranAtCall, session.memory().numTensors - n0];
 }
 
 // The op table's JS surface: camelCase names, number operands (kernel parameters of a deferred op, else
@@ -342,6 +359,9 @@ async fn the_api_md_program_example_runs_unchanged() {
         ("cyclic", "AffonError:INVALID_PROGRAM"),
         ("badNode", "AffonError:INVALID_PROGRAM"),
         ("shapeAtAdd", "AffonError:SHAPE_MISMATCH"),
+        ("zeroInput", "AffonError:INVALID_ARGUMENT"),
+        ("zeroReshape", "AffonError:INVALID_ARGUMENT"),
+        ("whereNoNode", "AffonError:SHAPE_MISMATCH|unchanged"),
         ("stateDisposed", "AffonError:DISPOSED"),
         ("exeDisposed", "AffonError:DISPOSED"),
     ] {
@@ -382,6 +402,11 @@ async fn profile_square_twice() {
     assert_eq!(out[..4], [12.0, 24.0, 1.0, 2.0]);
     assert_eq!(out[5..8], [12.0, 3.0, 3.0]);
     assert_eq!(out[8], 24.0);
+    assert_eq!(out[9], 1.0, "profile's fn ran before profile() returned");
+    assert_eq!(
+        out[10], 0.0,
+        "a profile inside a tidy: the tidy disposed what its fn made"
+    );
 }
 
 #[wasm_bindgen_test]

@@ -48,6 +48,7 @@ async fn verdicts_attribution_report_and_forensics() {
     diagnosis::grows_a_host_array(&session("host-array").await).await;
     diagnosis::live_tensor_attribution(&session("attribution").await).await;
     diagnosis::report_fields(&session("report").await).await;
+    diagnosis::watch_refusals_and_a_lost_neighbour(&session("refusals").await, &session("lost").await).await;
     let small = Session::create(SessionOptions {
         pool: PoolOptions {
             max_total_bytes: Some(64 << 10),

@@ -46,8 +46,11 @@ pub(crate) fn describe(v: &JsValue) -> String {
     if v.is_symbol() {
         return "a symbol".into();
     }
-    if js_sys::Array::is_array(v) {
-        return format!("an array of {}", js_sys::Array::from(v).length());
+    if crate::js::safe::is_array(v) {
+        let n = js_sys::Reflect::get(v, &"length".into())
+            .ok()
+            .and_then(|n| n.as_f64());
+        return format!("an array of {}", n.unwrap_or(0.0));
     }
     let ctor = js_sys::Reflect::get(v, &"constructor".into())
         .ok()
@@ -143,10 +146,10 @@ pub(crate) fn function(what: &str, v: &JsValue) -> JsResult<js_sys::Function> {
 
 /// An array of numbers.
 pub(crate) fn numbers(what: &str, v: &JsValue) -> JsResult<Vec<f64>> {
-    if !js_sys::Array::is_array(v) {
+    if !crate::js::safe::is_array(v) {
         return Err(wrong(what, "an array of numbers", v));
     }
-    js_sys::Array::from(v)
+    crate::js::safe::array(what, v, crate::js::safe::MAX_LIST)?
         .iter()
         .enumerate()
         .map(|(i, x)| {
@@ -179,7 +182,7 @@ pub(crate) fn axes(what: &str, v: &JsValue) -> JsResult<Vec<i64>> {
     if v.as_f64().is_some() {
         return Ok(vec![int_or(what, v, 0)?]);
     }
-    if !js_sys::Array::is_array(v) {
+    if !crate::js::safe::is_array(v) {
         return Err(wrong(what, "an axis or an array of axes", v));
     }
     ints(what, v)
@@ -187,10 +190,10 @@ pub(crate) fn axes(what: &str, v: &JsValue) -> JsResult<Vec<i64>> {
 
 /// `[[before, after], …]`: pairs of non-negative integers.
 pub(crate) fn pairs(what: &str, v: &JsValue) -> JsResult<Vec<(i64, i64)>> {
-    if !js_sys::Array::is_array(v) {
+    if !crate::js::safe::is_array(v) {
         return Err(wrong(what, "an array of [before, after] pairs", v));
     }
-    js_sys::Array::from(v)
+    crate::js::safe::array(what, v, crate::js::safe::MAX_LIST)?
         .iter()
         .enumerate()
         .map(|(i, p)| match ints(&format!("{what}[{i}]"), &p)?.as_slice() {
@@ -207,14 +210,16 @@ pub(crate) fn parts(what: &str, v: &JsValue) -> JsResult<(Option<usize>, Vec<usi
         if n < 1 {
             return Err(wrong(what, "a positive number of parts or an array of sizes", v));
         }
-        return Ok((Some(n as usize), vec![]));
+        // more parts than this target counts is more than any dimension holds: refused, not wrapped
+        let n = usize::try_from(n).map_err(|_| wrong(what, "a number of parts a dimension can hold", v))?;
+        return Ok((Some(n), vec![]));
     }
     Ok((None, shape(what, v)?))
 }
 
 /// A shape: an array of positive integers (`[]` is a scalar).
 pub(crate) fn shape(what: &str, v: &JsValue) -> JsResult<Vec<usize>> {
-    if !js_sys::Array::is_array(v) {
+    if !crate::js::safe::is_array(v) {
         return Err(wrong(what, "an array of positive integers", v));
     }
     crate::shape::dims_from_f64(&numbers(what, v)?).map_err(to_js)
@@ -242,16 +247,10 @@ pub(crate) fn entries(what: &str, v: &JsValue) -> JsResult<Vec<(String, JsValue)
     if absent(v) {
         return Ok(vec![]);
     }
-    if !v.is_object() || js_sys::Array::is_array(v) || v.is_function() {
+    if !v.is_object() || crate::js::safe::is_array(v) || v.is_function() {
         return Err(wrong(what, "an object of name → value", v));
     }
-    Ok(js_sys::Object::entries(v.unchecked_ref())
-        .iter()
-        .map(|e| {
-            let pair = js_sys::Array::from(&e);
-            (pair.get(0).as_string().unwrap_or_default(), pair.get(1))
-        })
-        .collect())
+    crate::js::safe::entries(what, v)
 }
 
 /// An options object whose keys must be among `allowed`.

@@ -7,6 +7,7 @@ mod program;
 mod program_ops;
 mod records;
 mod registry;
+mod safe;
 mod session;
 mod session_options;
 mod session_tensors;
@@ -49,6 +50,17 @@ export function affon_proto(obj) {
   return proto;
 }
 
+export function affon_nest(flat, shape) {
+  // flat values → nested arrays of `shape`, innermost dimension first: no recursion, whatever the rank
+  let level = Array.from(flat);
+  for (let k = shape.length - 1; k >= 0; k--) {
+    const d = shape[k], next = new Array(level.length / d);
+    for (let i = 0; i < next.length; i++) next[i] = level.slice(i * d, (i + 1) * d);
+    level = next;
+  }
+  return level[0];
+}
+
 export function affon_install_hook(telemetry, version) {
   // The page-side hook the DevTools panel reads (chrome.devtools.inspectedWindow.eval).
   if (globalThis.__AFFON_DEVTOOLS_HOOK__) return;
@@ -72,6 +84,8 @@ export function affon_install_hook(telemetry, version) {
 extern "C" {
     fn affon_patch_dispose(obj: JsValue) -> JsValue;
     fn affon_proto(obj: JsValue) -> JsValue;
+    /// Nested arrays of `shape` (no zero dims) over `flat`; the value itself for a scalar.
+    pub(crate) fn affon_nest(flat: &JsValue, shape: &[f64]) -> JsValue;
     fn affon_install_hook(telemetry: JsValue, version: &str);
 }
 

@@ -66,7 +66,7 @@ impl JsNode {
         if !v.is_object() {
             return Err(bad());
         }
-        let proto = JsValue::from(js_sys::Object::get_prototype_of(v));
+        let proto = super::safe::prototype(v);
         if !NODE_PROTO.with(|p| proto == *p.borrow()) {
             return Err(bad());
         }
@@ -359,13 +359,13 @@ impl JsProgram {
     }
 
     pub(super) fn nodes(&self, what: &str, v: &JsValue) -> JsResult<Vec<NodeId>> {
-        if !js_sys::Array::is_array(v) {
+        if !super::safe::is_array(v) {
             return Err(to_js(invalid_arg!(
                 "{what}: nodes must be an array of ProgramNodes, got {}",
                 describe(v)
             )));
         }
-        js_sys::Array::from(v)
+        super::safe::array(what, v, super::safe::MAX_LIST)?
             .iter()
             .enumerate()
             .map(|(i, n)| self.arg(&format!("{what}: nodes[{i}]"), &n))

@@ -76,14 +76,7 @@ impl JsProgram {
         let a = self.arg("where: argument 'a'", &a)?;
         let c = self.arg("where: cond", &cond)?;
         match b.as_f64() {
-            Some(v) => self.composite(|p| {
-                let dtype = crate::ops::compose::Graph::meta(p, &a)?.1;
-                let (dims, cd) = crate::ops::compose::Graph::meta(p, &c)?;
-                crate::ops::infer(&Op::Where {}, &[(vec![], dtype), (dims, cd), (vec![], dtype)])?;
-                dtype.word_from_f64(v)?;
-                let k = p.constant(&[v], &[], dtype)?;
-                p.select(a, c, k)
-            }),
+            Some(v) => self.composite(|p| p.select_scalar(a, c, v)),
             None => {
                 let b = self.arg("where: argument 'b'", &b)?;
                 self.composite(|p| p.select(a, c, b))

@@ -39,8 +39,8 @@ impl<T> Registry<T> {
         if !v.is_object() {
             return None;
         }
-        let proto = js_sys::Object::get_prototype_of(v);
-        if !JsValue::from(proto).eq(&*self.proto.borrow()) {
+        let proto = crate::js::safe::prototype(v);
+        if !proto.eq(&*self.proto.borrow()) {
             return None;
         }
         let id = js_sys::Reflect::get(v, &"id".into()).ok()?.as_f64()? as u64;

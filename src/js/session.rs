@@ -28,7 +28,7 @@ pub(crate) fn label_of(v: &JsValue) -> Option<String> {
     if !v.is_object() {
         return None;
     }
-    let proto = JsValue::from(js_sys::Object::get_prototype_of(v));
+    let proto = super::safe::prototype(v);
     let is_session = SESSION_PROTO.with(|p| proto == *p.borrow());
     if !is_session {
         return None;
@@ -47,22 +47,28 @@ pub struct JsSession {
     inner: Option<std::rc::Rc<Session>>,
 }
 
-/// Walks a tidy result for tensor handles: a Tensor, or arrays / plain objects of them.
-fn collect_tensor_ids(v: &JsValue, ids: &mut std::collections::HashSet<u64>, depth: usize) {
-    if depth > 32 || !v.is_object() {
+/// Walks a tidy result for tensor handles: a Tensor, or arrays / plain objects of them, each
+/// object visited once (a result that refers to itself is walked once, not exponentially), through
+/// reads that catch (a throwing getter is skipped, never thrown through the scope's end).
+fn collect_tensor_ids(
+    v: &JsValue,
+    ids: &mut std::collections::HashSet<u64>,
+    seen: &js_sys::Set,
+    depth: usize,
+) {
+    if depth > 32 || !v.is_object() || seen.has(v) {
         return;
     }
+    seen.add(v);
     if let Some(t) = JsTensor::resolve(v) {
         ids.insert(t.id());
-    } else if js_sys::Array::is_array(v) {
-        for x in js_sys::Array::from(v).iter() {
-            collect_tensor_ids(&x, ids, depth + 1);
-        }
-    } else if JsValue::from(js_sys::Object::get_prototype_of(v)).eq(&JsValue::from(
-        js_sys::Object::get_prototype_of(&js_sys::Object::new()),
-    )) {
-        for x in js_sys::Object::values(v.unchecked_ref()).iter() {
-            collect_tensor_ids(&x, ids, depth + 1);
+        return;
+    }
+    let plain =
+        super::safe::prototype(v) == JsValue::from(js_sys::Object::get_prototype_of(&js_sys::Object::new()));
+    if plain || super::safe::is_array(v) {
+        for (_, x) in super::safe::entries("", v).unwrap_or_default() {
+            collect_tensor_ids(&x, ids, seen, depth + 1);
         }
     }
 }
@@ -101,8 +107,9 @@ impl JsSession {
 
 #[wasm_bindgen(js_class = Session)]
 impl JsSession {
-    /// Acquires an adapter and device. `options`: `{ pool?: { maxTotalBytes?,
-    /// oversizeThresholdBytes?, sizeClasses?, idleTrimMs? }, label?, captureStacks? }`.
+    /// Acquires an adapter and device. `options`: `{ pool?: { maxTotalBytes?, cacheLimitBytes?,
+    /// oversizeThresholdBytes?, sizeClasses?, idleTrimMs? }, label?, captureStacks?,
+    /// releaseOnCollect? }`.
     pub async fn create(
         #[wasm_bindgen(unchecked_optional_param_type = "SessionOptions")] options: JsValue,
     ) -> JsResult<JsSession> {
@@ -205,7 +212,7 @@ impl JsSession {
                     "tidy cannot take an async function: tensors would be disposed before it finishes"
                 )));
             }
-            Ok(v) => collect_tensor_ids(v, &mut ids, 0),
+            Ok(v) => collect_tensor_ids(v, &mut ids, &js_sys::Set::new(&JsValue::UNDEFINED), 0),
             Err(_) => {}
         }
         s.end_scope(&ids);
@@ -225,26 +232,36 @@ impl JsSession {
     }
 
     /// As `tf.profile`: `{newBytes, newTensors, peakBytes, kernels, result}` for `fn` (which may be
-    /// async).
+    /// async). `fn` is called before this returns, as `tf.profile` calls it (inside the caller's
+    /// `tidy`, before the next statement); the promise settles once a promise it returned does.
     #[wasm_bindgen(skip_typescript)]
-    pub async fn profile(
+    pub fn profile(
         &self,
         #[wasm_bindgen(unchecked_param_type = "() => unknown")] f: JsValue,
-    ) -> JsResult<JsValue> {
-        let s = self.open()?;
-        let f = args::function("profile: fn", &f)?;
-        s.begin_profile().map_err(to_js)?;
-        let mut result = f.call0(&JsValue::UNDEFINED);
-        if let Ok(v) = &result {
-            if let Ok(p) = v.clone().dyn_into::<js_sys::Promise>() {
-                result = wasm_bindgen_futures::JsFuture::from(p).await;
+    ) -> js_sys::Promise {
+        let begun = self.open().and_then(|s| {
+            let f = args::function("profile: fn", &f)?;
+            s.begin_profile().map_err(to_js)?;
+            Ok((f, s.profile_end()))
+        });
+        let (f, end) = match begun {
+            Ok(x) => x,
+            Err(e) => return js_sys::Promise::reject(&e),
+        };
+        let result = f.call0(&JsValue::UNDEFINED);
+        super::started(async move {
+            let mut result = result;
+            if let Ok(v) = &result {
+                if let Ok(p) = v.clone().dyn_into::<js_sys::Promise>() {
+                    result = wasm_bindgen_futures::JsFuture::from(p).await;
+                }
             }
-        }
-        let info = s.end_profile();
-        let result = result?;
-        let out = to_value(&info)?;
-        js_sys::Reflect::set(&out, &"result".into(), &result)?;
-        Ok(out)
+            let info = end();
+            let result = result?;
+            let out = to_value(&info)?;
+            js_sys::Reflect::set(&out, &"result".into(), &result)?;
+            Ok(out)
+        })
     }
 
     /// Destroys the device, as a device loss would (for testing): new work throws `DEVICE_LOST`;

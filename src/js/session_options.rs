@@ -3,7 +3,6 @@
 //! (`{mean, stddev, seed}`, `{min, max, seed}`). Unknown keys are refused by name.
 
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
 use super::args::{self, describe};
 use super::{to_js, JsResult};
@@ -118,8 +117,9 @@ fn check_keys(obj: &JsValue, allowed: &[&str], context: &str) -> crate::Result<(
     if !obj.is_object() {
         return Ok(()); // undefined is fine; other non-objects fail in deserialisation
     }
-    for k in js_sys::Object::keys(obj.unchecked_ref::<js_sys::Object>()).iter() {
-        let k = k.as_string().unwrap_or_default();
+    let keys = crate::js::safe::keys(context, obj)
+        .map_err(|_| invalid_arg!("{context}: the options could not be read"))?;
+    for k in keys {
         if !allowed.contains(&k.as_str()) {
             return Err(invalid_arg!(
                 "{context}: unknown option '{k}' (expected one of {allowed:?})"

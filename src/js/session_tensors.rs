@@ -12,13 +12,13 @@ use crate::error::{invalid_arg, Error};
 impl JsSession {
     fn join(&self, what: &str, tensors: &JsValue, axis: &JsValue, stack: bool) -> JsResult<JsTensor> {
         let s = self.open()?;
-        if !js_sys::Array::is_array(tensors) {
+        if !crate::js::safe::is_array(tensors) {
             return Err(to_js(invalid_arg!(
                 "{what}: tensors must be an array of Tensors, got {}",
                 describe(tensors)
             )));
         }
-        let list = js_sys::Array::from(tensors)
+        let list = crate::js::safe::array(what, tensors, crate::js::safe::MAX_LIST)?
             .iter()
             .enumerate()
             .map(|(i, t)| args::tensor(&format!("{what}: tensors[{i}]"), &t))
@@ -39,8 +39,9 @@ impl JsSession {
     /// A tensor from a TypedArray (any kind, BigInt arrays included), a number[], nested arrays or a
     /// plain number; dtype defaults to `'float32'`. Without `shape`, nested arrays give their own
     /// shape (ragged nesting is `INVALID_ARGUMENT`), a TypedArray or flat array is 1-D and a number is
-    /// a scalar. The shape, the data's length and the room in the pool are checked before any of the
-    /// data is copied.
+    /// a scalar. For a TypedArray or a flat array the shape, the data's length and the room in the
+    /// pool are checked before any of the data is copied; nested arrays are read first (their shape
+    /// is what they hold), into memory reserved fallibly (`OUT_OF_MEMORY`, never an abort).
     pub fn tensor(
         &self,
         #[wasm_bindgen(unchecked_param_type = "TensorData | NestedData | number")] data: JsValue,
@@ -72,7 +73,7 @@ impl JsSession {
                 data.len()
             ))));
         }
-        let result = match data.words() {
+        let result = match data.words()? {
             Some(words) => s.tensor_from_bits(&words, &shape, dtype),
             None => s.tensor_from_f64(&data.values("tensor: data")?, &shape, dtype),
         };

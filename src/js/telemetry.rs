@@ -21,7 +21,17 @@ fn json_of(v: &JsValue) -> JsResult<serde_json::Value> {
     if v.is_undefined() || v.is_null() {
         return Ok(serde_json::Value::Null);
     }
-    let text = js_sys::JSON::stringify(v)?.as_string().unwrap_or_default();
+    // JSON.stringify throws on a BigInt, a cycle or a throwing toJSON: that is a bad argument too
+    let text = js_sys::JSON::stringify(v)
+        .map_err(|e| {
+            let why = e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message()));
+            to_js(invalid_arg!(
+                "report context is not JSON-serialisable: {}",
+                why.unwrap_or_else(|| describe(&e))
+            ))
+        })?
+        .as_string()
+        .unwrap_or_default();
     serde_json::from_str(&text)
         .map_err(|e| to_js(invalid_arg!("report context is not JSON-serialisable: {e}")))
 }
@@ -84,7 +94,10 @@ impl JsTelemetry {
                 "storages: limit must be at least 0, got {limit}"
             )));
         }
-        to_value(&crate::telemetry::storages(limit as usize))
+        // a limit past what this target can count means no limit (never wrapped to a small one)
+        to_value(&crate::telemetry::storages(
+            usize::try_from(limit).unwrap_or(usize::MAX),
+        ))
     }
 
     /// `{handles, tensors, bytes}`: handles collected without `dispose()` (ever), and the storages of
@@ -166,13 +179,13 @@ impl JsTelemetry {
         let get = |k: &str| js_sys::Reflect::get(&input, &k.into()).unwrap_or_default();
         let samples = get("samples");
         if !samples.is_undefined() {
-            if !js_sys::Array::is_array(&samples) {
+            if !super::safe::is_array(&samples) {
                 return Err(to_js(invalid_arg!(
                     "diagnose: samples must be an array of metrics() snapshots, got {}",
                     describe(&samples)
                 )));
             }
-            let list = js_sys::Array::from(&samples)
+            let list = super::safe::array("diagnose: samples", &samples, super::safe::MAX_LIST)?
                 .iter()
                 .enumerate()
                 .map(|(i, s)| records(&format!("samples[{i}]"), &s))

@@ -116,19 +116,6 @@ fn typed_array(dtype: DType, view: &wgpu::BufferView) -> JsValue {
     }
 }
 
-/// Nested arrays of `shape` over the flat values, from element `*at`.
-fn nest(flat: &js_sys::Array, shape: &[usize], depth: usize, at: &mut u32) -> JsValue {
-    if depth == shape.len() {
-        *at += 1;
-        return flat.get(*at - 1);
-    }
-    let out = js_sys::Array::new();
-    for _ in 0..shape[depth] {
-        out.push(&nest(flat, shape, depth + 1, at));
-    }
-    out.into()
-}
-
 #[wasm_bindgen(js_class = Tensor)]
 impl JsTensor {
     /// The dimensions as a plain `number[]`; `[]` is a scalar.
@@ -214,7 +201,8 @@ impl JsTensor {
         super::started(async move {
             let shape = shape?;
             let flat = flat.await?;
-            Ok(nest(&js_sys::Array::from(&flat), &shape, 0, &mut 0))
+            let dims: Vec<f64> = shape.iter().map(|&d| d as f64).collect();
+            Ok(super::affon_nest(&flat, &dims))
         })
     }
 

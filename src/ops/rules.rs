@@ -162,7 +162,10 @@ pub(crate) fn extent(
     dilation: usize,
     pad: Pad,
 ) -> Result<Extent> {
-    let reach = (filter - 1) * dilation + 1;
+    // in 64-bit arithmetic: a window of 2^16 cells dilated 2^16 times reaches past 2^32, which
+    // must be the same error on wasm32 as natively, never a wrapped (wrong) size or padding
+    let (input, stride) = (input as u64, stride as u64);
+    let reach = (filter as u64 - 1) * dilation as u64 + 1;
     let (out, pad_before) = match pad {
         Pad::Mode(PadMode::Same) => {
             let out = input.div_ceil(stride);
@@ -170,14 +173,26 @@ pub(crate) fn extent(
             (out, total / 2)
         }
         Pad::Mode(PadMode::Valid) if input >= reach => ((input - reach) / stride + 1, 0),
-        Pad::Explicit(p) if input + 2 * p >= reach => ((input + 2 * p - reach) / stride + 1, p),
+        Pad::Explicit(p) if input + 2 * p as u64 >= reach => {
+            ((input + 2 * p as u64 - reach) / stride + 1, p as u64)
+        }
         _ => {
             return Err(Error::ShapeMismatch(format!(
                 "{op}: a window reaching {reach} cells does not fit an input of {input} with padding {pad:?}"
             )))
         }
     };
-    Ok(Extent { out, pad_before })
+    // the kernels index the span the windows cover (padding included) in 32-bit signed arithmetic
+    let span = (out - 1) * stride + reach;
+    if span > i32::MAX as u64 {
+        return Err(Error::InvalidArgument(format!(
+            "{op}: the windows span {span} cells (a window reaches {reach}, padding included), above 2^31"
+        )));
+    }
+    Ok(Extent {
+        out: out as usize,
+        pad_before: pad_before as usize,
+    })
 }
 
 fn positive(op: &str, what: &str, p: &Pair) -> Result<()> {
@@ -305,13 +320,47 @@ fn float_all(op: &str, args: Args) -> Result<()> {
     Ok(())
 }
 
-pub(super) fn conv_input_grad(args: Args, _s: &Pair, _p: &Pad, _d: &Pair, _dw: &bool) -> Out {
-    float_all("convInputGrad", args)?;
+/// `g` must be what the forward op gives for `args[0]` (x) and `args[1]` (filter): the gradient
+/// kernels index x, the filter and g by those shapes (a program loaded from JSON may name any nodes).
+fn conv_grad_fits(op: &str, args: Args, s: &Pair, p: &Pad, d: &Pair, dw: bool) -> Result<()> {
+    float_all(op, args)?;
+    let fwd = &args[..2];
+    let (want, _) = if dw {
+        depthwise_conv2d(fwd, s, p, d)?
+    } else {
+        conv2d(fwd, s, p, d)?
+    };
+    same_dims(
+        op,
+        &args[2].0,
+        &want,
+        if dw { "depthwiseConv2d" } else { "conv2d" },
+    )
+}
+
+/// `g` (known dims) agrees with `want`, the forward op's output for x.
+fn same_dims(op: &str, g: &Dims, want: &Dims, fwd: &str) -> Result<()> {
+    let fits = g.len() == want.len()
+        && g.iter()
+            .zip(want)
+            .all(|(a, b)| a.is_none() || b.is_none() || a == b);
+    if !fits {
+        return Err(Error::ShapeMismatch(format!(
+            "{op}: g has shape {}, the {fwd} of x gives {}",
+            show(g),
+            show(want)
+        )));
+    }
+    Ok(())
+}
+
+pub(super) fn conv_input_grad(args: Args, s: &Pair, p: &Pad, d: &Pair, dw: &bool) -> Out {
+    conv_grad_fits("convInputGrad", args, s, p, d, *dw)?;
     Ok(args[0].clone())
 }
 
-pub(super) fn conv_filter_grad(args: Args, _s: &Pair, _p: &Pad, _d: &Pair, _dw: &bool) -> Out {
-    float_all("convFilterGrad", args)?;
+pub(super) fn conv_filter_grad(args: Args, s: &Pair, p: &Pad, d: &Pair, dw: &bool) -> Out {
+    conv_grad_fits("convFilterGrad", args, s, p, d, *dw)?;
     Ok(args[1].clone())
 }
 
@@ -320,17 +369,6 @@ pub(super) fn pool_grad(args: Args, max: &bool, f: &Pair, s: &Pair, p: &Pad) -> 
     // `g` is the forward pool's output: its kernel (and its planned scratch) count its windows
     let op = if *max { "maxPool" } else { "avgPool" };
     let (want, _) = pool(op, &args[..1], f, s, p)?;
-    let g = &args[1].0;
-    let fits = g.len() == want.len()
-        && g.iter()
-            .zip(&want)
-            .all(|(a, b)| a.is_none() || b.is_none() || a == b);
-    if !fits {
-        return Err(Error::ShapeMismatch(format!(
-            "poolGrad: g has shape {}, the {op} of x gives {}",
-            show(g),
-            show(&want)
-        )));
-    }
+    same_dims("poolGrad", &args[1].0, &want, op)?;
     Ok(args[0].clone())
 }

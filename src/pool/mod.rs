@@ -200,6 +200,7 @@ impl<S: Storage> Pool<S> {
                 self.note_in_use(class, bytes as i64, 1);
                 self.ledger.pool_changed(PoolDelta {
                     cached: -(class as i64),
+                    padding: (class - bytes) as i64,
                     hits: 1,
                     ..Default::default()
                 });
@@ -270,6 +271,7 @@ impl<S: Storage> Pool<S> {
             held: size as i64 - evicted_bytes as i64,
             cached: -(evicted_bytes as i64),
             buffers: 1 - evicted as i64,
+            padding: (size - bytes) as i64,
             misses: 1,
             evictions: evicted,
             oversize: class.is_none() as u64,
@@ -289,6 +291,7 @@ impl<S: Storage> Pool<S> {
         self.ledger.storage_released(lease.requested);
         self.in_use -= 1;
         self.note_in_use(lease.size, -(lease.requested as i64), -1);
+        let padding = -((lease.size - lease.requested) as i64);
         if lease.cached && !self.draining {
             let stamp = self.next_stamp;
             self.next_stamp += 1;
@@ -301,6 +304,7 @@ impl<S: Storage> Pool<S> {
             self.cached_count += 1;
             self.ledger.pool_changed(PoolDelta {
                 cached: lease.size as i64,
+                padding,
                 ..Default::default()
             });
             if let Some(limit) = self.config.cache_limit_bytes {
@@ -312,6 +316,7 @@ impl<S: Storage> Pool<S> {
             self.ledger.pool_changed(PoolDelta {
                 held: -(lease.size as i64),
                 buffers: -1,
+                padding,
                 ..Default::default()
             });
         }

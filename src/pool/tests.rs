@@ -5,6 +5,8 @@ use proptest::prelude::*;
 
 // the learned budget's loops
 mod learned;
+// pool_padding_bytes
+mod padding;
 
 /// A stand-in device: hands out numbered buffers and remembers which are alive.
 #[derive(Default)]

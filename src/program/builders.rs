@@ -6,7 +6,7 @@
 use super::{NodeId, Program};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::{BinaryOp, Dims, Op, ReduceOp, UnaryOp};
+use crate::ops::{infer, BinaryOp, Dims, Op, ReduceOp, UnaryOp};
 
 impl crate::ops::compose::Graph for Program {
     type V = NodeId;
@@ -94,6 +94,21 @@ impl Program {
     /// A `where` node: elements of `a` where `cond`, else of `b` (all broadcast).
     pub fn select(&mut self, a: NodeId, cond: NodeId, b: NodeId) -> Result<NodeId> {
         self.op(Op::Where {}, &[a, cond, b])
+    }
+
+    /// `select(a, cond, value)`, `value` a constant scalar of `a`'s dtype (a JS number operand).
+    /// Inferred with both nodes' shapes before anything is added, so a rejected call leaves the
+    /// program as it was.
+    pub fn select_scalar(&mut self, a: NodeId, cond: NodeId, value: f64) -> Result<NodeId> {
+        use crate::ops::compose::Graph;
+        let (dims, dtype) = self.meta(&a)?;
+        infer(
+            &Op::Where {},
+            &[(dims, dtype), self.meta(&cond)?, (vec![], dtype)],
+        )?;
+        dtype.word_from_f64(value)?;
+        let k = self.constant(&[value], &[], dtype)?;
+        self.select(a, cond, k)
     }
 
     /// `concat` (or with `stack`, `stack`) nodes along `axis`.

@@ -174,7 +174,7 @@ fn dims(i: usize, shape: Option<Vec<i64>>, allow_dynamic: bool) -> Result<Vec<i6
     let shape = shape.ok_or_else(|| bad(i, "missing 'shape'"))?;
     if let Some(d) = shape
         .iter()
-        .find(|&&d| d == 0 || d < -1 || (!allow_dynamic && d < 0))
+        .find(|&&d| d == 0 || d < -1 || (!allow_dynamic && d < 0) || d > crate::shape::MAX_ELEMENTS as i64)
     {
         return Err(bad(i, format!("dimension {d} in {shape:?} is not allowed here")));
     }

@@ -77,7 +77,18 @@ fn node_err(id: NodeId, node: &Node, e: Error) -> Error {
         Node::Constant { .. } => format!("node {id} (constant)"),
         Node::Op { op, .. } => format!("node {id} ({})", op.name()),
     };
+    // a dimension that is negative (other than an input's -1) or zero is INVALID_ARGUMENT anywhere
+    // (API.md), in a program as eagerly: an input's or a reshape target's dims keep that code
+    let dims_node = matches!(
+        node,
+        Node::Input { .. }
+            | Node::Op {
+                op: Op::Reshape { .. },
+                ..
+            }
+    );
     match e {
+        Error::InvalidArgument(m) if dims_node => Error::InvalidArgument(format!("{what}: {m}")),
         Error::ShapeMismatch(m) => Error::ShapeMismatch(format!("{what}: {m}")),
         Error::DtypeMismatch(m) => Error::DtypeMismatch(format!("{what}: {m}")),
         Error::InvalidArgument(m) | Error::InvalidProgram(m) => Error::InvalidProgram(format!("{what}: {m}")),
@@ -156,8 +167,10 @@ impl Program {
     }
     /// A constant.
     pub fn constant(&mut self, data: &[f64], shape: &[usize], dtype: DType) -> Result<NodeId> {
+        // the program keeps its own copy, reserved fallibly (OUT_OF_MEMORY, never an abort)
+        let data = crate::session::host_vec(data.len() as u64, |i| data[i])?;
         self.push(Node::Constant {
-            data: data.to_vec(),
+            data,
             shape: shape.to_vec(),
             dtype,
         })
@@ -244,8 +257,9 @@ impl Program {
                         "input name '{name}' is empty or already used"
                     )));
                 }
-                if let Some(d) = shape.iter().find(|&&d| d == 0 || d < -1) {
-                    return Err(Error::InvalidProgram(format!(
+                let max = crate::shape::MAX_ELEMENTS as i64;
+                if let Some(d) = shape.iter().find(|&&d| d == 0 || d < -1 || d > max) {
+                    return Err(Error::InvalidArgument(format!(
                         "input '{name}' has dimension {d} in {shape:?}: use positive sizes or -1 (dynamic)"
                     )));
                 }

@@ -311,6 +311,14 @@ impl Session {
         self.shared.scopes.end_profile(&self.shared.ledger)
     }
 
+    /// [`Session::end_profile`] for later, not tied to this handle's lifetime (a profile whose
+    /// function returned a promise ends when it settles).
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn profile_end(&self) -> impl FnOnce() -> ProfileInfo + 'static {
+        let shared = self.shared.clone();
+        move || shared.scopes.end_profile(&shared.ledger)
+    }
+
     /// `tf.profile`: the bytes and tensors `f` added, the peak while it ran, and each kernel.
     pub fn profile<R>(&self, f: impl FnOnce() -> R) -> Result<(ProfileInfo, R)> {
         self.begin_profile()?;

@@ -20,7 +20,7 @@ use owners::OwnerGroup;
 pub use diagnose::{diagnose, diagnose_samples, Diagnosis, Evidence, Finding, Series, Snapshots, Verdict};
 pub use owners::{current_iteration, next_iteration};
 pub use report::report;
-pub use watch::{watch, WatchOptions};
+pub use watch::{watch, WatchOptions, MAX_ITERATIONS as MAX_WATCH_ITERATIONS};
 
 pub use registry::SessionInfo;
 pub(crate) use registry::{check_label_free, register_session};
@@ -170,7 +170,7 @@ pub(crate) fn record(
 }
 
 /// The `(scope, name, kind, unit, value)` rows of one ledger.
-fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, &'static str, u64); 30] {
+fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, &'static str, u64); 31] {
     use MetricKind::{Counter as C, Gauge as G};
     [
         ("compute.storage", "live_bytes", G, "bytes", s.live_bytes),
@@ -205,6 +205,13 @@ fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, 
             s.oversize_allocations,
         ),
         ("compute.memory", "device_buffers", G, "buffers", s.device_buffers),
+        (
+            "compute.memory",
+            "pool_padding_bytes",
+            G,
+            "bytes",
+            s.pool_padding_bytes,
+        ),
         ("compute.memory", "staging_bytes", G, "bytes", s.staging_bytes),
         (
             "compute.memory",

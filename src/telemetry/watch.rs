@@ -24,6 +24,9 @@ impl WatchOptions {
     }
 }
 
+/// The most iterations (warm-up included) one [`watch`] runs: it keeps a sample of each.
+pub const MAX_ITERATIONS: u64 = 1_000_000;
+
 /// Runs `f(i)` `warmup + iterations` times, advancing the iteration counter before each call;
 /// synchronises every session in `sessions` and samples `metrics()` before the first iteration and
 /// after every one, then diagnoses the samples ([`diagnose_samples`](super::diagnose_samples)). The peak gauges are reset (as
@@ -33,18 +36,28 @@ pub async fn watch(
     options: WatchOptions,
     mut f: impl AsyncFnMut(u64) -> crate::Result<()>,
 ) -> crate::Result<Diagnosis> {
-    async fn sync_all(sessions: &[&crate::Session]) -> crate::Result<()> {
+    // a session whose device is lost has nothing in flight to wait for (and its sync would fail
+    // the watch of a session that works); the one watched fails as it would anywhere
+    let watched = |s: &crate::Session| options.session.as_deref().is_none_or(|l| s.label() == l);
+    let sync_all = async || -> crate::Result<()> {
         for s in sessions {
-            if !s.is_disposed() {
+            if !s.is_disposed() && (!s.is_device_lost() || watched(s)) {
                 s.sync().await?;
             }
         }
         Ok(())
-    }
+    };
     if options.iterations == 0 {
         return Err(crate::Error::InvalidArgument(
             "watch needs at least one iteration after warm-up".into(),
         ));
+    }
+    // one sample is kept per iteration: the count is bounded before anything is reserved
+    if options.warmup.saturating_add(options.iterations) > MAX_ITERATIONS {
+        return Err(crate::Error::InvalidArgument(format!(
+            "watch: warmup + iterations must be at most {MAX_ITERATIONS}, got {} + {}",
+            options.warmup, options.iterations
+        )));
     }
     if let Some(label) = &options.session {
         if !self::sessions().iter().any(|s| &s.label == label) {
@@ -53,7 +66,7 @@ pub async fn watch(
             )));
         }
     }
-    sync_all(sessions).await?;
+    sync_all().await?;
     reset_peak();
     let total = options.warmup + options.iterations;
     let mut sampler = diagnose::Sampler::new(
@@ -66,7 +79,7 @@ pub async fn watch(
     for i in 0..total {
         next_iteration();
         f(i).await?;
-        sync_all(sessions).await?;
+        sync_all().await?;
         last = metrics();
         sampler.push(&last);
     }

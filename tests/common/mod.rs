@@ -58,6 +58,7 @@ pub fn figures(s: &Session) -> Vec<(&'static str, u64)> {
         ("pool_max_total_bytes", x.pool_max_total_bytes),
         ("oversize_allocations", x.oversize_allocations),
         ("device_buffers", x.device_buffers),
+        ("pool_padding_bytes", x.pool_padding_bytes),
     ]
 }
 
@@ -67,7 +68,10 @@ pub fn figures(s: &Session) -> Vec<(&'static str, u64)> {
 ///   e: bool [20000] = 80000 > 64 KiB → exact 80000, destroyed on dispose.
 /// - live peaks at 12 + 4000 + 4000 + 80000 = 88012; the pool at 256 + 4096·2 + 80000 = 88448;
 ///   after everything is disposed 256 + 4096 + 4096 = 8448 bytes stay cached in 3 buffers.
-pub const SCENARIO_END: [(&str, u64); 14] = [
+/// - the rounding of buffers in use (`pool_padding_bytes`): (256 − 12) + 2·(4096 − 4000) = 436 with
+///   a, b, c; 340 once b is disposed; 436 again with d in b's buffer; e is exact-size (no rounding);
+///   0 at the end, every buffer cached.
+pub const SCENARIO_END: [(&str, u64); 15] = [
     ("live_bytes", 0),
     ("peak_bytes", 88_012),
     ("live_tensors", 0),
@@ -82,6 +86,7 @@ pub const SCENARIO_END: [(&str, u64); 14] = [
     ("pool_max_total_bytes", 1 << 20),
     ("oversize_allocations", 1),
     ("device_buffers", 3),
+    ("pool_padding_bytes", 0),
 ];
 
 fn get(f: &[(&'static str, u64)], name: &str) -> u64 {
@@ -97,24 +102,35 @@ pub async fn accounting_scenario(s: &Session) -> Vec<(&'static str, u64)> {
     let f = figures(s);
     assert_eq!(get(&f, "live_bytes"), 8012);
     assert_eq!(get(&f, "pool_bytes"), 256 + 4096 + 4096);
+    assert_eq!(get(&f, "pool_padding_bytes"), 244 + 96 + 96);
     assert_eq!(b.read::<f32>().await.unwrap(), vec![0.0; 1000]);
     b.dispose();
     b.dispose(); // idempotent
     let f = figures(s);
     assert_eq!(
-        (get(&f, "live_bytes"), get(&f, "pool_cached_bytes")),
-        (4012, 4096)
+        (
+            get(&f, "live_bytes"),
+            get(&f, "pool_cached_bytes"),
+            get(&f, "pool_padding_bytes")
+        ),
+        (4012, 4096, 340)
     );
     let d = s.fill(&[1000], 7.0, DType::Uint32).unwrap();
     assert_eq!(get(&figures(s), "pool_hits"), 1, "d reuses b's buffer");
+    assert_eq!(get(&figures(s), "pool_padding_bytes"), 436);
     // The reused buffer held zeros; d must read back as 7s, not stale data.
     assert_eq!(d.read::<u32>().await.unwrap(), vec![7; 1000]);
     let bools: Vec<bool> = (0..20_000).map(|i| i % 3 == 0).collect();
     let e = s.tensor(&bools, &[20_000]).unwrap();
     let f = figures(s);
     assert_eq!(
-        (get(&f, "live_bytes"), get(&f, "oversize_allocations")),
-        (88_012, 1)
+        (
+            get(&f, "live_bytes"),
+            get(&f, "oversize_allocations"),
+            get(&f, "pool_padding_bytes")
+        ),
+        (88_012, 1, 436),
+        "an exact-size buffer has no rounding"
     );
     assert_eq!(e.read::<bool>().await.unwrap(), bools);
     e.dispose();

@@ -273,3 +273,45 @@ pub async fn out_of_memory_forensics(s: &Session) {
     assert!(msg.contains("largest owners: 'square' 32768 bytes in 2"), "{msg}");
     drop((a, b, c));
 }
+
+/// What `watch` refuses before it runs anything (no iteration; the peaks not reset): no iteration in
+/// the window, more iterations than it keeps samples for. A session whose device is lost does not
+/// fail the watch of another one.
+pub async fn watch_refusals_and_a_lost_neighbour(s: &Session, lost: &Session) {
+    let t = s.ones(&[1024], DType::Float32).unwrap();
+    drop(t); // the peak stays above what is live
+    let peak = s.stats().peak_bytes;
+    let max = telemetry::MAX_WATCH_ITERATIONS;
+    for (w, n) in [(3, 0), (0, max + 1), (max, 1), (u64::MAX, u64::MAX)] {
+        let mut calls = 0;
+        let e = telemetry::watch(&[s], WatchOptions::new(w, n), async |_| {
+            calls += 1;
+            Ok(())
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(
+            (e.code(), calls),
+            ("INVALID_ARGUMENT", 0),
+            "warmup {w}, iterations {n}"
+        );
+        assert_eq!(
+            s.stats().peak_bytes,
+            peak,
+            "the peaks are reset only by a watch that runs"
+        );
+    }
+    lost.destroy_device();
+    let x = s.fill(&[4], 1.0, DType::Float32).unwrap();
+    let opts = WatchOptions {
+        session: Some(s.label().to_string()),
+        ..WatchOptions::new(2, 10)
+    };
+    let d = telemetry::watch(&[s, lost], opts, async |_| {
+        drop(x.square()?);
+        Ok(())
+    })
+    .await
+    .unwrap();
+    assert_eq!(d.verdict, Verdict::Steady, "{}", d.summary);
+}

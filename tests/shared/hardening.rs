@@ -2,7 +2,7 @@
 //! NaN/Infinity, device loss, and a soak. Each failure is checked to change no counter.
 #![allow(dead_code)]
 
-use affon::{DType, Session, Tensor};
+use affon::{DType, Program, Session, Tensor};
 
 use crate::ledger::{assert_unchanged, ledger};
 use crate::programs::running_mean;
@@ -125,12 +125,18 @@ pub async fn cross_session_use(a: &Session, b: &Session) {
     let state = exe.create_state(&[]).unwrap();
     let ta2 = ta.reshape([4, 2]).unwrap();
     let init = a.zeros(&[4], DType::Float32).unwrap();
+    let cond_a = a.ones(&[2, 4], DType::Bool).unwrap();
     let sb = b.stats();
     let before = ledger();
     assert_eq!(code(ta.add(&tb)), "INVALID_ARGUMENT");
     assert_eq!(code(tb.matmul(&ta2)), "INVALID_ARGUMENT");
     assert_eq!(code(exe.run(&[("x", &ta)], Some(&state))), "INVALID_ARGUMENT");
     assert_eq!(code(exe.create_state(&[("acc", &init)])), "INVALID_ARGUMENT");
+    // concat / stack through a session that does not own the tensors; where with a number operand
+    // (its scalar would be made before the op ran) and a cond of another session
+    assert_eq!(code(b.concat(&[&ta, &ta], 0)), "INVALID_ARGUMENT");
+    assert_eq!(code(b.stack(&[&tb, &ta], 0)), "INVALID_ARGUMENT");
+    assert_eq!(code(tb.select_scalar(&cond_a, 0.0)), "INVALID_ARGUMENT");
     assert_unchanged(&before, &ledger(), "cross-session use");
     assert_eq!(b.stats().executions, sb.executions);
 }
@@ -252,4 +258,34 @@ pub async fn soak(s: &Session, iterations: usize) -> (u64, u64, u64) {
         "live bytes at the end equal those after warm-up"
     );
     (warm_live, end_live, max_pool)
+}
+
+/// Sizes past 2^32 are computed in 64 bits on every target: refused the same way on wasm32 as
+/// natively, never wrapped to a small size that would run (and give a wrong result).
+pub async fn wide_sizes_never_wrap(s: &Session) {
+    use affon::ops::{Pad, Pair};
+    let t = s.ones(&[4], DType::Float32).unwrap();
+    let before = ledger();
+    assert_eq!(code(t.pad(vec![(0, 1i64 << 32)], 0.0)), "INVALID_ARGUMENT");
+    assert_eq!(code(t.tile(vec![(1i64 << 32) + 1])), "INVALID_ARGUMENT");
+    let mut p = Program::new("wide");
+    for dims in [&[(1i64 << 32) + 3][..], &[2, 1 << 40]] {
+        assert_eq!(
+            code(p.input("x", DType::Float32, dims)),
+            "INVALID_ARGUMENT",
+            "{dims:?}"
+        );
+    }
+    assert_unchanged(&before, &ledger(), "wide sizes");
+    // 'same' padding of a window of 2^16 cells dilated 2^16 times: 2^31 cells before the input
+    let x = s.zeros(&[1, 100_000, 1, 1], DType::Float32).unwrap();
+    let f = s.zeros(&[65_536, 1, 1, 1], DType::Float32).unwrap();
+    let before = ledger();
+    let e = x
+        .conv2d(&f, Pair::ONE, Pad::SAME, Pair(65_536, 1))
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(e.code(), "INVALID_ARGUMENT", "{e}");
+    assert_unchanged(&before, &ledger(), "a window past 2^32 cells");
+    assert_eq!(t.read::<f32>().await.unwrap(), vec![1.0; 4]);
 }

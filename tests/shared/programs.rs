@@ -186,6 +186,59 @@ pub async fn program_errors_change_nothing(s: &Session) {
         "INVALID_PROGRAM",
         "unknown node"
     );
+    // a zero or negative dimension is INVALID_ARGUMENT in a program too (API.md), and adds no node
+    let n = bad.nodes().len();
+    for dims in [&[0i64][..], &[2, -2], &[-3]] {
+        assert_eq!(
+            bad.input("z", DType::Float32, dims).unwrap_err().code(),
+            "INVALID_ARGUMENT",
+            "{dims:?}"
+        );
+    }
+    assert_eq!(
+        bad.reshape(i, vec![0i64, 6]).unwrap_err().code(),
+        "INVALID_ARGUMENT"
+    );
+    assert_eq!(
+        bad.reshape(i, vec![-2i64, 3]).unwrap_err().code(),
+        "INVALID_ARGUMENT"
+    );
+    // the internal gradient ops a program's JSON may name: their shapes are checked like any op's
+    // (x, filter and g must be a forward convolution's), never trusted by the kernels
+    let conv_grad = |op: &str, x: &str, f: &str, g: &str, dw: bool| {
+        format!(
+            r#"{{"format":"affon.program/1","name":"g","nodes":[{{"op":"input","name":"x","dtype":"float32","shape":{x}}},{{"op":"input","name":"f","dtype":"float32","shape":{f}}},{{"op":"input","name":"g","dtype":"float32","shape":{g}}},{{"op":"{op}","args":[0,1,2],"strides":1,"pad":"valid","dilations":1,"depthwise":{dw}}}],"outputs":[{{"name":"y","node":3}}]}}"#
+        )
+    };
+    for op in ["convInputGrad", "convFilterGrad"] {
+        for (x, f, g, dw) in [
+            ("[2]", "[2]", "[2]", false),
+            ("[1,4,4,2]", "[3,3,2,5]", "[1,2,2,4]", false),
+            ("[1,4,4,2]", "[3,3,2,5]", "[1,3,3,5]", false),
+            ("[1,4,4,2]", "[3,3,2,2]", "[1,2,2,2]", true),
+            ("[1,4,4,2]", "[3,3,2,5]", "[1,2,2,5]", true),
+        ] {
+            let e = Program::from_json(&conv_grad(op, x, f, g, dw))
+                .map(|_| ())
+                .unwrap_err();
+            assert_eq!(e.code(), "SHAPE_MISMATCH", "{op} x {x} filter {f} g {g}: {e}");
+        }
+        // the forward shapes are accepted
+        Program::from_json(&conv_grad(op, "[1,4,4,2]", "[3,3,2,5]", "[1,2,2,5]", false)).unwrap();
+        Program::from_json(&conv_grad(op, "[1,4,4,2]", "[3,3,2,3]", "[1,2,2,6]", true)).unwrap();
+    }
+    // `where` with a number for `b`: shapes that do not broadcast add nothing, not even the constant
+    let cond = bad.input("c", DType::Bool, &[4]).unwrap();
+    let (n, json) = (bad.nodes().len().max(n), bad.to_json_string());
+    assert_eq!(
+        bad.select_scalar(i, cond, 2.0).unwrap_err().code(),
+        "SHAPE_MISMATCH"
+    );
+    assert_eq!(
+        (bad.nodes().len(), bad.to_json_string()),
+        (n, json),
+        "a rejected where adds no node"
+    );
     assert_eq!(
         s.compile(&bad).map(|_| ()).unwrap_err().code(),
         "INVALID_PROGRAM",

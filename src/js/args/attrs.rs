@@ -72,8 +72,8 @@ impl Attr for Pair {
         if let Some(n) = positive_int(v) {
             return Ok(Pair(n, n));
         }
-        if js_sys::Array::is_array(v) {
-            let a = js_sys::Array::from(v);
+        if crate::js::safe::is_array(v) {
+            let a = crate::js::safe::array(what, v, 2).unwrap_or_default();
             if a.length() == 2 {
                 if let (Some(h), Some(w)) = (positive_int(&a.get(0)), positive_int(&a.get(1))) {
                     return Ok(Pair(h, w));

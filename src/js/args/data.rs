@@ -8,6 +8,7 @@ use super::{value, wrong};
 use crate::dtype::DType;
 use crate::error::invalid_arg;
 use crate::js::{to_js, JsResult};
+use crate::session::host_vec;
 
 /// Tensor data as it arrives: its length is known before any of it is copied into wasm memory.
 pub(crate) enum Data {
@@ -27,17 +28,26 @@ impl Data {
             DType::Bool => false,
         };
         if own {
-            let buf = js_sys::Reflect::get(v, &"buffer".into())?;
-            let off = js_sys::Reflect::get(v, &"byteOffset".into())?
-                .as_f64()
-                .unwrap_or(0.0);
-            let len = js_sys::Reflect::get(v, &"length".into())?.as_f64().unwrap_or(0.0);
+            // read through catching getters: a forged view (`Object.create(Float32Array.prototype)`)
+            // throws on them; a detached buffer reads as length 0
+            let get = |k: &str| {
+                js_sys::Reflect::get(v, &k.into())
+                    .map_err(|_| wrong(what, "a TypedArray, an array of numbers or a number", v))
+            };
+            let (buf, off, len) = (get("buffer")?, get("byteOffset")?, get("length")?);
+            let (off, len) = (off.as_f64().unwrap_or(0.0), len.as_f64().unwrap_or(0.0));
+            if len == 0.0 {
+                return Ok(Data::Words(js_sys::Uint32Array::new_with_length(0)));
+            }
+            let buf = buf
+                .dyn_into::<js_sys::ArrayBuffer>()
+                .map_err(|_| wrong(what, "a TypedArray over an ArrayBuffer", v))?;
             return Ok(Data::Words(js_sys::Uint32Array::new_with_byte_offset_and_length(
                 &buf, off as u32, len as u32,
             )));
         }
         let typed = js_sys::ArrayBuffer::is_view(v) && !v.is_instance_of::<js_sys::DataView>();
-        if typed || js_sys::Array::is_array(v) {
+        if typed || crate::js::safe::is_array(v) {
             return Ok(Data::Values(v.clone()));
         }
         Err(wrong(what, "a TypedArray, an array of numbers or a number", v))
@@ -55,33 +65,53 @@ impl Data {
             .unwrap_or(0.0) as u64
     }
 
-    /// The raw words (own-dtype arrays).
-    pub(crate) fn words(&self) -> Option<Vec<u32>> {
+    /// The raw words (own-dtype arrays), copied once into memory reserved fallibly
+    /// (`OUT_OF_MEMORY`, never an abort, when the host cannot hold them).
+    pub(crate) fn words(&self) -> JsResult<Option<Vec<u32>>> {
         match self {
-            Data::Words(a) => Some(a.to_vec()),
-            Data::Values(_) => None,
+            Data::Words(a) => {
+                let mut out = host_vec(a.length() as u64, |_| 0u32).map_err(to_js)?;
+                a.copy_to(&mut out);
+                Ok(Some(out))
+            }
+            Data::Values(_) => Ok(None),
         }
     }
 
-    /// The values as numbers (everything else).
+    /// The values as numbers (everything else), in memory reserved fallibly.
     pub(crate) fn values(&self, what: &str) -> JsResult<Vec<f64>> {
         let Data::Values(v) = self else {
             return Ok(vec![]);
         };
+        let n = self.len();
         if let Some(a) = v.dyn_ref::<js_sys::BigInt64Array>() {
-            return Ok(a.to_vec().into_iter().map(|x| x as f64).collect());
+            let mut raw = host_vec(n, |_| 0i64).map_err(to_js)?;
+            a.copy_to(&mut raw);
+            return host_vec(n, |i| raw[i] as f64).map_err(to_js);
         }
         if let Some(a) = v.dyn_ref::<js_sys::BigUint64Array>() {
-            return Ok(a.to_vec().into_iter().map(|x| x as f64).collect());
+            let mut raw = host_vec(n, |_| 0u64).map_err(to_js)?;
+            a.copy_to(&mut raw);
+            return host_vec(n, |i| raw[i] as f64).map_err(to_js);
         }
         if js_sys::ArrayBuffer::is_view(v) {
-            return Ok(js_sys::Float64Array::new(v).to_vec());
+            // converted a block at a time: never a second full-size copy on the JS side
+            const BLOCK: u32 = 1 << 16;
+            let mut out = host_vec(n, |_| 0f64).map_err(to_js)?;
+            let view: &js_sys::Uint8Array = v.unchecked_ref(); // `subarray` is generic over views
+            for (k, chunk) in out.chunks_mut(BLOCK as usize).enumerate() {
+                let start = k as u32 * BLOCK;
+                let part = view.subarray(start, start + chunk.len() as u32);
+                js_sys::Float64Array::new(&part).copy_to(chunk);
+            }
+            return Ok(out);
         }
-        js_sys::Array::from(v)
-            .iter()
-            .enumerate()
-            .map(|(i, x)| value(&format!("{what}[{i}]"), &x))
-            .collect()
+        let a = crate::js::safe::array(what, v, u32::MAX)?; // `of` admitted only arrays here
+        let mut out = host_vec(n.min(a.length() as u64), |_| 0f64).map_err(to_js)?;
+        for (i, x) in out.iter_mut().enumerate() {
+            *x = value(&format!("{what}[{i}]"), &a.get(i as u32))?;
+        }
+        Ok(out)
     }
 }
 
@@ -96,20 +126,31 @@ pub(crate) fn nested(what: &str, v: &JsValue) -> JsResult<(Vec<usize>, Vec<f64>)
         shape: &mut Vec<usize>,
         out: &mut Vec<f64>,
     ) -> JsResult<()> {
-        if !js_sys::Array::is_array(v) {
+        if !crate::js::safe::is_array(v) {
             if depth != shape.len() {
                 return Err(to_js(invalid_arg!(
                     "{what}: ragged nesting: a value where an array of {} was expected",
                     shape[depth]
                 )));
             }
+            // grown fallibly: a huge nested array is OUT_OF_MEMORY, never an abort
+            out.try_reserve(1).map_err(|_| {
+                to_js(crate::error::Error::OutOfMemory {
+                    requested: (out.len() as u64 + 1) * 8,
+                    live_bytes: 0,
+                    pool_bytes: 0,
+                    bound: 0,
+                    detail: "; the host cannot hold the nested data".into(),
+                    forensics: None,
+                })
+            })?;
             out.push(value(what, v)?);
             return Ok(());
         }
         if depth > 32 {
             return Err(to_js(invalid_arg!("{what}: nested more than 32 deep")));
         }
-        let a = js_sys::Array::from(v);
+        let a = crate::js::safe::array(what, v, u32::MAX)?;
         let n = a.length() as usize;
         if depth == shape.len() {
             if !out.is_empty() {
@@ -136,5 +177,6 @@ pub(crate) fn nested(what: &str, v: &JsValue) -> JsResult<(Vec<usize>, Vec<f64>)
 
 /// Whether `v` is an array with an array inside (nested data).
 pub(crate) fn is_nested(v: &JsValue) -> bool {
-    js_sys::Array::is_array(v) && js_sys::Array::from(v).iter().any(|x| js_sys::Array::is_array(&x))
+    use crate::js::safe;
+    safe::is_array(v) && safe::array("", v, u32::MAX).is_ok_and(|a| a.iter().any(|x| safe::is_array(&x)))
 }

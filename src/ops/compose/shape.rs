@@ -140,12 +140,24 @@ pub(crate) fn pad<G: Graph>(g: &mut G, x: &G::V, paddings: &[(i64, i64)], value:
     }
     d.word_from_f64(value)?;
     let start = paddings.iter().map(|&(a, _)| -a).collect();
+    // in 64-bit arithmetic: the same result (or error) on wasm32 as natively, never wrapped
     let size = s
         .iter()
         .zip(paddings)
-        .map(|(&n, &(a, b))| n + a as usize + b as usize)
-        .collect();
+        .map(|(&n, &(a, b))| fits("pad", n as u64 + a as u64 + b as u64))
+        .collect::<Result<_>>()?;
     window(g, x, start, size, false, value)
+}
+
+/// A result dimension computed in 64 bits, as a `usize` when it is at most the element limit.
+fn fits(op: &str, n: u64) -> Result<usize> {
+    if n > crate::shape::MAX_ELEMENTS {
+        return Err(invalid_arg!(
+            "{op}: a result dimension of {n} is above the limit of {} elements",
+            crate::shape::MAX_ELEMENTS
+        ));
+    }
+    Ok(n as usize)
 }
 
 /// `tile(reps)`: the input repeated `reps[k]` times along dimension `k`.
@@ -157,7 +169,11 @@ pub(crate) fn tile<G: Graph>(g: &mut G, x: &G::V, reps: &[i64]) -> Result<G::V> 
             s.len()
         ));
     }
-    let size = s.iter().zip(reps).map(|(&n, &r)| n * r as usize).collect();
+    let size = s
+        .iter()
+        .zip(reps)
+        .map(|(&n, &r)| fits("tile", (n as u64).saturating_mul(r as u64)))
+        .collect::<Result<_>>()?;
     window(g, x, vec![0; s.len()], size, true, 0.0)
 }
 

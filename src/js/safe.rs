@@ -1,0 +1,75 @@
+//! Reading JS values through calls that catch: a Proxy's trap, a revoked Proxy or a throwing
+//! getter makes these return an error (or "not an array"), never an exception thrown through the
+//! wasm frames (which would leave the instance's stack pointer and borrows as they were at the
+//! throw). Every read of a caller's array or object in `js/` goes through here or `Reflect`.
+
+use wasm_bindgen::prelude::*;
+
+use super::{to_js, JsResult};
+use crate::error::invalid_arg;
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(catch, js_namespace = Array, js_name = isArray)]
+    fn is_array_or_throw(v: &JsValue) -> Result<bool, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = Array, js_name = from)]
+    fn array_from(v: &JsValue) -> Result<js_sys::Array, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = Object, js_name = getPrototypeOf)]
+    fn prototype_of(v: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = Object, js_name = entries)]
+    fn object_entries(v: &JsValue) -> Result<js_sys::Array, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = Object, js_name = keys)]
+    fn object_keys(v: &JsValue) -> Result<js_sys::Array, JsValue>;
+}
+
+/// Arrays longer than this are refused where shapes, axes and other small lists are read.
+pub(crate) const MAX_LIST: u32 = 1 << 20;
+
+/// Whether `v` is an array (`false` for a revoked Proxy).
+pub(crate) fn is_array(v: &JsValue) -> bool {
+    is_array_or_throw(v).unwrap_or(false)
+}
+
+/// `v`'s prototype, or `null` when reading it throws.
+pub(crate) fn prototype(v: &JsValue) -> JsValue {
+    prototype_of(v).unwrap_or(JsValue::NULL)
+}
+
+fn unreadable(what: &str, e: JsValue) -> JsValue {
+    use wasm_bindgen::JsCast;
+    let why = e
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .unwrap_or_else(|| super::args::describe(&e));
+    to_js(invalid_arg!("{what} could not be read: {why}"))
+}
+
+/// A copy of the array `v` (its elements read once, by `Array.from`), at most `max` long.
+pub(crate) fn array(what: &str, v: &JsValue, max: u32) -> JsResult<js_sys::Array> {
+    let n = js_sys::Reflect::get(v, &"length".into())
+        .map_err(|e| unreadable(what, e))?
+        .as_f64()
+        .unwrap_or(0.0);
+    if n > max as f64 {
+        return Err(to_js(invalid_arg!("{what}: at most {max} entries, got {n}")));
+    }
+    array_from(v).map_err(|e| unreadable(what, e))
+}
+
+/// `Object.entries(v)` as `(key, value)` pairs.
+pub(crate) fn entries(what: &str, v: &JsValue) -> JsResult<Vec<(String, JsValue)>> {
+    let list = object_entries(v).map_err(|e| unreadable(what, e))?;
+    Ok(list
+        .iter()
+        .map(|e| {
+            let pair: &js_sys::Array = e.unchecked_ref(); // Object.entries makes [key, value] arrays
+            (pair.get(0).as_string().unwrap_or_default(), pair.get(1))
+        })
+        .collect())
+}
+
+/// `Object.keys(v)`.
+pub(crate) fn keys(what: &str, v: &JsValue) -> JsResult<Vec<String>> {
+    let list = object_keys(v).map_err(|e| unreadable(what, e))?;
+    Ok(list.iter().filter_map(|k| k.as_string()).collect())
+}
