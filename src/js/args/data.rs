@@ -28,23 +28,10 @@ impl Data {
             DType::Bool => false,
         };
         if own {
-            // read through catching getters: a forged view (`Object.create(Float32Array.prototype)`)
-            // throws on them; a detached buffer reads as length 0
-            let get = |k: &str| {
-                js_sys::Reflect::get(v, &k.into())
-                    .map_err(|_| wrong(what, "a TypedArray, an array of numbers or a number", v))
-            };
-            let (buf, off, len) = (get("buffer")?, get("byteOffset")?, get("length")?);
-            let (off, len) = (off.as_f64().unwrap_or(0.0), len.as_f64().unwrap_or(0.0));
-            if len == 0.0 {
-                return Ok(Data::Words(js_sys::Uint32Array::new_with_length(0)));
-            }
-            let buf = buf
-                .dyn_into::<js_sys::ArrayBuffer>()
-                .map_err(|_| wrong(what, "a TypedArray over an ArrayBuffer", v))?;
-            return Ok(Data::Words(js_sys::Uint32Array::new_with_byte_offset_and_length(
-                &buf, off as u32, len as u32,
-            )));
+            let view = crate::js::safe::words_view(v);
+            return view
+                .map(Data::Words)
+                .ok_or_else(|| wrong(what, "a TypedArray over a live ArrayBuffer", v));
         }
         let typed = js_sys::ArrayBuffer::is_view(v) && !v.is_instance_of::<js_sys::DataView>();
         if typed || crate::js::safe::is_array(v) {
