@@ -50,6 +50,12 @@ export function affon_proto(obj) {
   return proto;
 }
 
+export function affon_words_view(v) {
+  // the 32-bit words under a 4-byte TypedArray, or null when its fields cannot make a view (a forged
+  // object, a detached buffer, a `length` defined on the instance): see safe::words_view
+  try { return new Uint32Array(v.buffer, v.byteOffset, v.length); } catch (e) { return null; }
+}
+
 export function affon_nest(flat, shape) {
   // flat values → nested arrays of `shape`, innermost dimension first: no recursion, whatever the rank
   let level = Array.from(flat);
@@ -86,6 +92,7 @@ extern "C" {
     fn affon_proto(obj: JsValue) -> JsValue;
     /// Nested arrays of `shape` (no zero dims) over `flat`; the value itself for a scalar.
     pub(crate) fn affon_nest(flat: &JsValue, shape: &[f64]) -> JsValue;
+    fn affon_words_view(v: &JsValue) -> JsValue;
     fn affon_install_hook(telemetry: JsValue, version: &str);
 }
 

@@ -8,17 +8,6 @@ use wasm_bindgen::prelude::*;
 use super::{to_js, JsResult};
 use crate::error::invalid_arg;
 
-#[wasm_bindgen(inline_js = r#"
-export function affon_words_view(v) {
-  // the 32-bit words under a 4-byte TypedArray, or null when its fields cannot make a view (a forged
-  // object, a detached buffer, a `length` defined on the instance)
-  try { return new Uint32Array(v.buffer, v.byteOffset, v.length); } catch (e) { return null; }
-}
-"#)]
-extern "C" {
-    fn affon_words_view(v: &JsValue) -> JsValue;
-}
-
 #[wasm_bindgen]
 extern "C" {
     #[wasm_bindgen(catch, js_namespace = Array, js_name = isArray)]
@@ -39,7 +28,7 @@ pub(crate) const MAX_LIST: u32 = 1 << 20;
 /// A `Uint32Array` over the words of `v`, a 4-byte TypedArray, if its fields make one.
 pub(crate) fn words_view(v: &JsValue) -> Option<js_sys::Uint32Array> {
     use wasm_bindgen::JsCast;
-    affon_words_view(v).dyn_into().ok()
+    super::affon_words_view(v).dyn_into().ok()
 }
 
 /// Whether `v` is an array (`false` for a revoked Proxy).
