@@ -57,8 +57,14 @@ impl Data {
     pub(crate) fn words(&self) -> JsResult<Option<Vec<u32>>> {
         match self {
             Data::Words(a) => {
-                let mut out = host_vec(a.length() as u64, |_| 0u32).map_err(to_js)?;
-                a.copy_to(&mut out);
+                let n = a.length() as usize;
+                let mut out: Vec<u32> = Vec::new();
+                out.try_reserve_exact(n).map_err(|_| host_oom(n as u64 * 4))?;
+                // SAFETY: `out` has room for the view's `n` words, which the copy writes in full
+                unsafe {
+                    a.raw_copy_to_ptr(out.as_mut_ptr());
+                    out.set_len(n);
+                }
                 Ok(Some(out))
             }
             Data::Values(_) => Ok(None),
@@ -102,6 +108,18 @@ impl Data {
     }
 }
 
+/// `OUT_OF_MEMORY` for a copy of `bytes` the host cannot reserve.
+fn host_oom(bytes: u64) -> JsValue {
+    to_js(crate::error::Error::OutOfMemory {
+        requested: bytes,
+        live_bytes: 0,
+        pool_bytes: 0,
+        bound: 0,
+        detail: "; the host cannot hold the data".into(),
+        forensics: None,
+    })
+}
+
 /// Nested arrays of numbers/booleans (`[[1, 2], [3, 4]]`) or a plain number: their shape and the
 /// values in row-major order. Ragged nesting (siblings of different lengths or depths) is
 /// `INVALID_ARGUMENT`.
@@ -121,16 +139,8 @@ pub(crate) fn nested(what: &str, v: &JsValue) -> JsResult<(Vec<usize>, Vec<f64>)
                 )));
             }
             // grown fallibly: a huge nested array is OUT_OF_MEMORY, never an abort
-            out.try_reserve(1).map_err(|_| {
-                to_js(crate::error::Error::OutOfMemory {
-                    requested: (out.len() as u64 + 1) * 8,
-                    live_bytes: 0,
-                    pool_bytes: 0,
-                    bound: 0,
-                    detail: "; the host cannot hold the nested data".into(),
-                    forensics: None,
-                })
-            })?;
+            out.try_reserve(1)
+                .map_err(|_| host_oom((out.len() as u64 + 1) * 8))?;
             out.push(value(what, v)?);
             return Ok(());
         }
