@@ -117,9 +117,11 @@ fn process_metrics_sum_sessions_and_environment_configures_pools() {
         use std::os::unix::ffi::OsStrExt;
         std::env::set_var("AFFON_POOL_IDLE_TRIM_MS", std::ffi::OsStr::from_bytes(b"10\xff"));
     }
+    let before = common::ledger::ledger();
     let e = Session::new(SessionOptions::default()).unwrap_err();
     assert_eq!(e.code(), "INVALID_ARGUMENT");
     assert!(e.to_string().contains("AFFON_POOL_IDLE_TRIM_MS"), "{e}");
+    common::ledger::assert_unchanged(&before, &common::ledger::ledger(), "a refused session");
     for k in [
         "AFFON_POOL_MAX_TOTAL_BYTES",
         "AFFON_METAL_POOL_SIZE_CLASSES",

@@ -47,28 +47,40 @@ pub struct JsSession {
     inner: Option<std::rc::Rc<Session>>,
 }
 
-/// Walks a tidy result for tensor handles: a Tensor, or arrays / plain objects of them, each
-/// object visited once (a result that refers to itself is walked once, not exponentially), through
-/// reads that catch (a throwing getter is skipped, never thrown through the scope's end).
-fn collect_tensor_ids(
-    v: &JsValue,
-    ids: &mut std::collections::HashSet<u64>,
-    seen: &js_sys::Set,
-    depth: usize,
-) {
-    if depth > 32 || !v.is_object() || seen.has(v) {
-        return;
+/// What one tidy result walk has seen: the objects visited (each once: a result that refers to
+/// itself is walked once, not exponentially), `Object.prototype` (plain objects are looked into) and
+/// the tensor handles found.
+struct Walk {
+    seen: js_sys::Set,
+    plain: JsValue,
+    ids: std::collections::HashSet<u64>,
+}
+
+impl Walk {
+    /// The ids of the tensor handles in `result`.
+    fn tensor_ids(result: &JsValue) -> std::collections::HashSet<u64> {
+        let mut walk = Walk {
+            seen: js_sys::Set::new(&JsValue::UNDEFINED),
+            plain: super::safe::prototype(&js_sys::Object::new()),
+            ids: Default::default(),
+        };
+        walk.visit(result, 0);
+        walk.ids
     }
-    seen.add(v);
-    if let Some(t) = JsTensor::resolve(v) {
-        ids.insert(t.id());
-        return;
-    }
-    let plain =
-        super::safe::prototype(v) == JsValue::from(js_sys::Object::get_prototype_of(&js_sys::Object::new()));
-    if plain || super::safe::is_array(v) {
-        for (_, x) in super::safe::entries("", v).unwrap_or_default() {
-            collect_tensor_ids(&x, ids, seen, depth + 1);
+
+    /// Walks a tidy result for tensor handles: a Tensor, or arrays / plain objects of them, read
+    /// through calls that catch (an object whose properties cannot be read is not looked into).
+    fn visit(&mut self, v: &JsValue, depth: usize) {
+        if depth > 32 || !v.is_object() || self.seen.has(v) {
+            return;
+        }
+        self.seen.add(v);
+        if let Some(t) = JsTensor::resolve(v) {
+            self.ids.insert(t.id());
+        } else if super::safe::prototype(v) == self.plain || super::safe::is_array(v) {
+            for (_, x) in super::safe::entries("", v).unwrap_or_default() {
+                self.visit(&x, depth + 1);
+            }
         }
     }
 }
@@ -212,8 +224,8 @@ impl JsSession {
                     "tidy cannot take an async function: tensors would be disposed before it finishes"
                 )));
             }
-            Ok(v) => collect_tensor_ids(v, &mut ids, &js_sys::Set::new(&JsValue::UNDEFINED), 0),
-            Err(_) => {}
+            Ok(v) if v.is_object() => ids = Walk::tensor_ids(v),
+            _ => {}
         }
         s.end_scope(&ids);
         result

@@ -5,6 +5,8 @@ mod make;
 mod shared;
 
 #[cfg(target_arch = "wasm32")]
+pub(crate) use shared::host_oom;
+#[cfg(target_arch = "wasm32")]
 pub(crate) use shared::on_yield;
 use shared::NEXT_SESSION;
 pub(crate) use shared::{commit, constant_in, host_vec, scalar_in, scratch, write, SessionShared};

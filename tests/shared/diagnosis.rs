@@ -281,6 +281,7 @@ pub async fn watch_refusals_and_a_lost_neighbour(s: &Session, lost: &Session) {
     let t = s.ones(&[1024], DType::Float32).unwrap();
     drop(t); // the peak stays above what is live
     let peak = s.stats().peak_bytes;
+    let before = crate::ledger::ledger();
     let max = telemetry::MAX_WATCH_ITERATIONS;
     for (w, n) in [(3, 0), (0, max + 1), (max, 1), (u64::MAX, u64::MAX)] {
         let mut calls = 0;
@@ -301,6 +302,7 @@ pub async fn watch_refusals_and_a_lost_neighbour(s: &Session, lost: &Session) {
             "the peaks are reset only by a watch that runs"
         );
     }
+    crate::ledger::assert_unchanged(&before, &crate::ledger::ledger(), "refused watches");
     lost.destroy_device();
     let x = s.fill(&[4], 1.0, DType::Float32).unwrap();
     let opts = WatchOptions {

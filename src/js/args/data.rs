@@ -8,7 +8,7 @@ use super::{value, wrong};
 use crate::dtype::DType;
 use crate::error::invalid_arg;
 use crate::js::{to_js, JsResult};
-use crate::session::host_vec;
+use crate::session::{host_oom, host_vec};
 
 /// Tensor data as it arrives: its length is known before any of it is copied into wasm memory.
 pub(crate) enum Data {
@@ -59,7 +59,8 @@ impl Data {
             Data::Words(a) => {
                 let n = a.length() as usize;
                 let mut out: Vec<u32> = Vec::new();
-                out.try_reserve_exact(n).map_err(|_| host_oom(n as u64 * 4))?;
+                out.try_reserve_exact(n)
+                    .map_err(|_| to_js(host_oom(n as u64 * 4)))?;
                 // SAFETY: `out` has room for the view's `n` words, which the copy writes in full
                 unsafe {
                     a.raw_copy_to_ptr(out.as_mut_ptr());
@@ -108,18 +109,6 @@ impl Data {
     }
 }
 
-/// `OUT_OF_MEMORY` for a copy of `bytes` the host cannot reserve.
-fn host_oom(bytes: u64) -> JsValue {
-    to_js(crate::error::Error::OutOfMemory {
-        requested: bytes,
-        live_bytes: 0,
-        pool_bytes: 0,
-        bound: 0,
-        detail: "; the host cannot hold the data".into(),
-        forensics: None,
-    })
-}
-
 /// Nested arrays of numbers/booleans (`[[1, 2], [3, 4]]`) or a plain number: their shape and the
 /// values in row-major order. Ragged nesting (siblings of different lengths or depths) is
 /// `INVALID_ARGUMENT`.
@@ -140,7 +129,7 @@ pub(crate) fn nested(what: &str, v: &JsValue) -> JsResult<(Vec<usize>, Vec<f64>)
             }
             // grown fallibly: a huge nested array is OUT_OF_MEMORY, never an abort
             out.try_reserve(1)
-                .map_err(|_| host_oom((out.len() as u64 + 1) * 8))?;
+                .map_err(|_| to_js(host_oom((out.len() as u64 + 1) * 8)))?;
             out.push(value(what, v)?);
             return Ok(());
         }
