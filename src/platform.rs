@@ -58,6 +58,32 @@ pub(crate) fn every_ms<F: FnMut() -> bool + 'static>(ms: u32, mut f: F) {
 mod web {
     #[wasm_bindgen::prelude::wasm_bindgen(inline_js = r#"
 export function affon_after(ms, f) { setTimeout(f, ms); }
+const NativeError = globalThis.Error, describe = Object.getOwnPropertyDescriptor, define = Object.defineProperty;
+export function affon_stack(limit) {
+  // The calling stack in the engine's own format, with no user code run on the way: a page's
+  // Error.prepareStackTrace (or a getter on Error's fields) could call back into affon mid-call.
+  // Both fields are shadowed by own data properties for the capture and put back as they were;
+  // null when either cannot be (a non-configurable field) or anything throws.
+  const E = NativeError, keys = ['prepareStackTrace', 'stackTraceLimit'];
+  let saved;
+  try {
+    saved = keys.map((k) => describe(E, k));
+    if (saved.some((d) => d && !d.configurable)) return null;
+    const shadow = (k, value) => define(E, k, { value, writable: true, configurable: true });
+    shadow('prepareStackTrace', undefined);
+    shadow('stackTraceLimit', limit);
+    const stack = new E('').stack;
+    return typeof stack === 'string' ? stack : null;
+  } catch (e) {
+    return null;
+  } finally {
+    if (saved) {
+      keys.forEach((k, i) => {
+        try { if (saved[i]) define(E, k, saved[i]); else delete E[k]; } catch (e) { /* left shadowed */ }
+      });
+    }
+  }
+}
 export function affon_now() { return globalThis.performance ? performance.now() : Date.now(); }
 let heapAt = -Infinity, heap = -1;
 export function affon_js_heap(maxAgeMs) {
@@ -94,6 +120,9 @@ export function affon_subgroups_disarm() {
         pub fn affon_subgroups_arm();
         pub fn affon_subgroups_disarm() -> u32;
         pub fn affon_now() -> f64;
+        /// `new Error('').stack` with `stackTraceLimit` = `limit` and the default formatting (no
+        /// user `prepareStackTrace` or getter runs), or null.
+        pub fn affon_stack(limit: u32) -> Option<String>;
         pub fn affon_after(ms: u32, f: &wasm_bindgen::JsValue);
         /// `performance.memory.usedJSHeapSize` (Chromium), or -1; a reading younger than
         /// `max_age_ms` is reused.
@@ -218,16 +247,8 @@ pub(crate) fn runtime_memory() -> Vec<(&'static str, u64)> {
 /// The creating call's stack, trimmed to the user's frames (web); `None` natively.
 #[cfg(target_arch = "wasm32")]
 pub(crate) fn capture_stack() -> Option<String> {
-    thread_local! {
-        static RAISED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    }
-    let error_ctor = js_sys::Reflect::get(&js_sys::global(), &"Error".into()).ok()?;
-    if !RAISED.with(|r| r.replace(true)) {
-        // the default limit (10) is used up by the bindings' own frames
-        let _ = js_sys::Reflect::set(&error_ctor, &"stackTraceLimit".into(), &64.into());
-    }
-    let err = js_sys::Error::new("");
-    let stack = js_sys::Reflect::get(&err, &"stack".into()).ok()?.as_string()?;
+    // the default limit (10) is used up by the bindings' own frames
+    let stack = web::affon_stack(64)?;
     let internal = |l: &str| {
         l.contains("wasm-function")
             || l.contains("wasm://")

@@ -110,6 +110,33 @@ export async function stacks(Session, telemetry) {
   const g = telemetry.liveTensors().find((x) => x.origin === 'randomNormal');
   const out = { stack: g?.stack ?? '' };
   w.dispose();
+  // a page's own stack formatting calls back into affon: affon must not run it mid-call (it used to
+  // re-enter the session from inside an allocation), and must leave Error's fields as they were
+  // (V8 reads stackTraceLimit without running getters, but an accessor there means no stack at all)
+  let hookCalls = 0;
+  const byHook = [];
+  const hook = (e, frames) => { hookCalls++; byHook.push(session.ones([4])); return 'formatted by the page'; };
+  Error.prepareStackTrace = hook;
+  const limit = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit');
+  Object.defineProperty(Error, 'stackTraceLimit', { get() { return 20; }, configurable: true });
+  let made;
+  try {
+    made = (function makeUnderHook() { return session.ones([16]); })();
+    out.hookedStack = telemetry.liveTensors().find((x) => x.origin === 'ones')?.stack ?? '';
+    out.hookCalls = hookCalls;
+    out.hookRestored = Error.prepareStackTrace === hook;
+    out.limitRestored = typeof Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit').get === 'function';
+  } finally {
+    Object.defineProperty(Error, 'stackTraceLimit', limit);
+  }
+  out.pageStack = new Error('x').stack; // the page's formatting still applies to its own errors
+  out.hookCallsAfter = hookCalls;
+  delete Error.prepareStackTrace;
+  out.live = session.memory().numTensors; // made, and the one the page's hook made
+  made.dispose();
+  out.liveAfter = session.memory().numTensors;
+  out.limitBack = Error.stackTraceLimit;
+  byHook.forEach((t) => t.dispose());
   session.dispose();
   return out;
 }
@@ -196,11 +223,32 @@ async fn forgotten_handles_are_detected_and_stay_accounted() {
 
 async fn captured_stacks_reach_the_users_frame() {
     let (s, t) = classes().await;
-    let stack = field(&stacks(s, t).await, "stack").as_string().unwrap();
+    let out = stacks(s, t).await;
+    let stack = field(&out, "stack").as_string().unwrap();
     assert!(stack.contains("makeWeights"), "{stack}");
     assert!(
         !stack.contains("wasm-function") && !stack.contains("__wbg"),
         "trimmed: {stack}"
+    );
+    // a page's Error.prepareStackTrace that calls into the session is not run by the capture, an
+    // accessor on Error.stackTraceLimit does not stop it; the stack is the engine's, both are put back
+    let num = |k: &str| field(&out, k).as_f64();
+    let hooked = field(&out, "hookedStack").as_string().unwrap();
+    assert!(hooked.contains("makeUnderHook"), "{hooked}");
+    assert_eq!(num("hookCalls"), Some(0.0), "the page's hook is not run by affon");
+    assert_eq!(field(&out, "hookRestored").as_bool(), Some(true));
+    assert_eq!(field(&out, "limitRestored").as_bool(), Some(true));
+    assert_eq!(
+        field(&out, "pageStack").as_string().as_deref(),
+        Some("formatted by the page")
+    );
+    assert_eq!(num("hookCallsAfter"), Some(1.0));
+    assert_eq!(num("live"), Some(2.0));
+    assert_eq!(num("liveAfter"), Some(1.0));
+    assert_eq!(
+        num("limitBack"),
+        Some(10.0),
+        "Error.stackTraceLimit as the engine set it"
     );
 }
 
