@@ -84,13 +84,16 @@ export function affon_stack(limit) {
     }
   }
 }
-export function affon_now() { return globalThis.performance ? performance.now() : Date.now(); }
+// taken at load: the ledger reads the clock under the pool's lock, where a page's replacement of
+// performance.now or Date.now must not run
+const dateNow = Date.now, perf = globalThis.performance, perfNow = perf ? perf.now.bind(perf) : dateNow;
+export function affon_now() { return perfNow(); }
 let heapAt = -Infinity, heap = -1;
 export function affon_js_heap(maxAgeMs) {
   // Date.now(), not performance.now(): a tenth of the cost, and whole milliseconds are enough to
   // age a reading (a clock set back takes a new one too)
-  const t = Date.now();
-  if (!(Math.abs(t - heapAt) < maxAgeMs)) { heapAt = t; heap = globalThis.performance?.memory?.usedJSHeapSize ?? -1; }
+  const t = dateNow();
+  if (!(Math.abs(t - heapAt) < maxAgeMs)) { heapAt = t; heap = perf?.memory?.usedJSHeapSize ?? -1; }
   return heap;
 }
 // While armed, `GPUAdapter.prototype.requestDevice` adds 'subgroups' to the required features of

@@ -76,7 +76,9 @@ impl JsExecutable {
         let outs = exe.run(&refs, state.as_deref()).map_err(to_js)?;
         let obj = js_sys::Object::new();
         for (name, t) in outs {
-            js_sys::Reflect::set(&obj, &name.into(), &super::JsTensor::new(t).into())?;
+            // defined, not assigned: a setter on Object.prototype, or an output named `__proto__`,
+            // must not run or re-parent the result after the run has committed
+            super::affon_own(&obj, &name, &super::JsTensor::new(t).into());
         }
         Ok(obj.into())
     }

@@ -28,6 +28,65 @@ use wasm_bindgen::prelude::*;
 use crate::error::Error;
 
 #[wasm_bindgen(inline_js = r#"
+// Taken at load, before a page could replace them: what affon builds for its callers is made with
+// these, so no setter or getter a page put on Object.prototype, Error.prototype or a caller's own
+// object runs (or throws) in the middle of an affon call.
+const NativeError = Error, define = Object.defineProperty, getProto = Object.getPrototypeOf,
+  describe = Object.getOwnPropertyDescriptor, ownKeys = Object.keys, isArray = Array.isArray;
+const own = (o, k, value) => define(o, k, { value, writable: true, enumerable: true, configurable: true });
+export function affon_own(o, k, v) { own(o, k, v); }
+
+export function affon_error(message, code, oom, owners, pool) {
+  // An AffonError: its fields defined, as an assignment would make them, but without running setters
+  const err = new NativeError(message);
+  own(err, 'name', 'AffonError');
+  own(err, 'code', code);
+  if (oom.length === 4) {
+    own(err, 'requestedBytes', oom[0]); own(err, 'liveBytes', oom[1]);
+    own(err, 'poolBytes', oom[2]); own(err, 'boundBytes', oom[3]);
+  }
+  if (owners !== undefined) own(err, 'owners', owners);
+  if (pool !== undefined) own(err, 'pool', pool);
+  return err;
+}
+
+const TypedArrayProto = getProto(Int8Array.prototype), intrinsic = (k) => describe(TypedArrayProto, k).get;
+const taBuffer = intrinsic('buffer'), taOffset = intrinsic('byteOffset'), taLength = intrinsic('length'),
+  taName = intrinsic(Symbol.toStringTag);
+const viewCtors = new Map(['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array',
+  'Int32Array', 'Uint32Array', 'Float16Array', 'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array']
+  .filter((n) => typeof globalThis[n] === 'function').map((n) => [n, globalThis[n]]));
+export function affon_typed_view(v) {
+  // A fresh view of the same type over a TypedArray's own memory, its fields read from the engine's
+  // slots (an own `length`, `subarray` or `constructor` on the caller's array is not consulted);
+  // null for a detached buffer or anything that is not a TypedArray
+  try {
+    const C = viewCtors.get(taName.call(v));
+    return C ? new C(taBuffer.call(v), taOffset.call(v), taLength.call(v)) : null;
+  } catch (e) { return null; }
+}
+
+export function affon_plain(v) {
+  // Plain data read from a caller's value once, inside one try: own enumerable properties of
+  // objects and the elements of arrays, copied (depth ≤ 8, ≤ 2^20 elements an array); a getter or
+  // trap that throws gives [false, its message]. Options and snapshots are parsed from the copy.
+  const copy = (x, depth) => {
+    if (x === null || typeof x !== 'object') return x;
+    if (depth > 8) throw new NativeError('nested more than 8 deep');
+    if (isArray(x)) {
+      const n = x.length;
+      if (!(n <= 1048576)) throw new NativeError(`more than 2^20 elements (${n})`);
+      const out = [];
+      for (let i = 0; i < n; i++) own(out, i, copy(x[i], depth + 1));
+      return out;
+    }
+    const out = {};
+    for (const k of ownKeys(x)) own(out, k, copy(x[k], depth + 1));
+    return out;
+  };
+  try { return [true, copy(v, 0)]; } catch (e) { return [false, e instanceof NativeError ? e.message : String(e)]; }
+}
+
 export function affon_patch_dispose(obj) {
   // wasm-bindgen's default [Symbol.dispose] is free(), which would make the handle unreadable;
   // affon's [Symbol.dispose]() does exactly what dispose() does.
@@ -94,6 +153,13 @@ extern "C" {
     pub(crate) fn affon_nest(flat: &JsValue, shape: &[f64]) -> JsValue;
     fn affon_words_view(v: &JsValue) -> JsValue;
     fn affon_install_hook(telemetry: JsValue, version: &str);
+    fn affon_error(message: &str, code: &str, oom: &[f64], owners: JsValue, pool: JsValue) -> JsValue;
+    /// Defines `o[k] = v` as an own data property (no setter runs).
+    pub(crate) fn affon_own(o: &JsValue, k: &str, v: &JsValue);
+    /// A fresh view over a TypedArray's memory, read from its slots, or null.
+    pub(crate) fn affon_typed_view(v: &JsValue) -> JsValue;
+    /// `[true, copy]` or `[false, message]`: see `safe::plain`.
+    pub(crate) fn affon_plain(v: &JsValue) -> js_sys::Array;
 }
 
 thread_local! {
@@ -120,14 +186,10 @@ pub(crate) fn install_dispose_symbols() {
     affon_install_hook(class, env!("CARGO_PKG_VERSION"));
 }
 
-/// Converts an [`Error`] into a thrown `Error` with `name === 'AffonError'` and a stable `code`.
+/// Converts an [`Error`] into a thrown `Error` with `name === 'AffonError'` and a stable `code`,
+/// built in JS with its fields defined (no page setter runs while it is made).
 pub(crate) fn to_js(e: Error) -> JsValue {
-    let err = js_sys::Error::new(&e.to_string());
-    err.set_name("AffonError");
-    let set = |k: &str, v: JsValue| {
-        let _ = js_sys::Reflect::set(&err, &k.into(), &v);
-    };
-    set("code", e.code().into());
+    let (mut oom, mut owners, mut pool) = (vec![], JsValue::UNDEFINED, JsValue::UNDEFINED);
     if let Error::OutOfMemory {
         requested,
         live_bytes,
@@ -137,20 +199,18 @@ pub(crate) fn to_js(e: Error) -> JsValue {
         ..
     } = &e
     {
-        set("requestedBytes", (*requested as f64).into());
-        set("liveBytes", (*live_bytes as f64).into());
-        set("poolBytes", (*pool_bytes as f64).into());
-        set("boundBytes", (*bound as f64).into());
+        oom = vec![
+            *requested as f64,
+            *live_bytes as f64,
+            *pool_bytes as f64,
+            *bound as f64,
+        ];
         if let Some(f) = forensics {
-            if let Ok(v) = to_value(&f.owners) {
-                set("owners", v);
-            }
-            if let Ok(v) = to_value(&f.pool) {
-                set("pool", v);
-            }
+            owners = to_value(&f.owners).unwrap_or(JsValue::UNDEFINED);
+            pool = to_value(&f.pool).unwrap_or(JsValue::UNDEFINED);
         }
     }
-    err.into()
+    affon_error(&e.to_string(), e.code(), &oom, owners, pool)
 }
 
 /// `Result` whose error is a JS `AffonError`.

@@ -4,7 +4,6 @@
 //! comes from `crate::telemetry::frame` and the session's ledger.
 
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
 use super::{to_value, JsResult};
 use crate::session::MemoryInfo;
@@ -16,6 +15,14 @@ thread_local! {
 
 #[wasm_bindgen(inline_js = r#"
 let memory = null, view = null;
+const parseJson = JSON.parse, freeze = Object.freeze;
+export function affon_layout(text) {
+  // The layout from JSON: every entry has its own `dist` and `labels` (null when none), so the
+  // records are built from own fields only; each labels object is frozen (the records share it)
+  const layout = parseJson(text);
+  for (let i = 0; i < layout.length; i++) if (layout[i].labels !== null) freeze(layout[i].labels);
+  return layout;
+}
 export function affon_records_memory(m) { memory = m; }
 export function affon_memory_info(numTensors, numBytes, numDataBuffers, peakBytes) {
   // `session.memory()`: one object literal in serde's field order (no reasons: nothing is estimated)
@@ -52,6 +59,7 @@ export function affon_build_records(layout, ptr, len) {
 "#)]
 extern "C" {
     fn affon_records_memory(memory: &JsValue);
+    fn affon_layout(text: &str) -> JsValue;
     fn affon_build_records(layout: &JsValue, ptr: u32, len: u32) -> JsValue;
     fn affon_memory_info(num_tensors: f64, num_bytes: f64, num_data_buffers: f64, peak_bytes: f64)
         -> JsValue;
@@ -68,23 +76,24 @@ pub(super) fn metrics() -> JsResult<JsValue> {
     // as JSON only when it changed, and `affon_build_records` makes the objects from both.
     let mut v = Values::default();
     emit(&mut v);
-    let layout = LAYOUT.with(|c| {
-        let mut c = c.borrow_mut();
-        if c.as_ref().is_none_or(|(h, _)| *h != v.hash) {
+    // No borrow is held while the layout is made: reading the JS heap figure, parsing, can run
+    // page code (a replaced global), which may call metrics() again.
+    let cached = LAYOUT.with(|c| {
+        c.borrow()
+            .as_ref()
+            .filter(|(h, _)| *h == v.hash)
+            .map(|(_, l)| l.clone())
+    });
+    let layout = match cached {
+        Some(l) => l,
+        None => {
             let mut l = Layout::default();
             emit(&mut l);
-            let text = serde_json::Value::Array(l.0).to_string();
-            let layout = js_sys::JSON::parse(&text)?;
-            for entry in js_sys::Array::from(&layout).iter() {
-                let labels = js_sys::Reflect::get(&entry, &"labels".into())?;
-                if labels.is_object() {
-                    js_sys::Object::freeze(labels.unchecked_ref::<js_sys::Object>());
-                }
-            }
-            *c = Some((v.hash, layout));
+            let layout = affon_layout(&serde_json::Value::Array(l.0).to_string());
+            LAYOUT.with(|c| *c.borrow_mut() = Some((v.hash, layout.clone())));
+            layout
         }
-        Ok::<JsValue, JsValue>(c.as_ref().map(|(_, l)| l.clone()).unwrap_or_default())
-    })?;
+    };
     if !MEMORY_GIVEN.with(|g| g.replace(true)) {
         affon_records_memory(&wasm_bindgen::memory());
     }

@@ -31,6 +31,25 @@ pub(crate) fn words_view(v: &JsValue) -> Option<js_sys::Uint32Array> {
     super::affon_words_view(v).dyn_into().ok()
 }
 
+/// A fresh view of the same type over the TypedArray `v`'s memory, its buffer, offset and length
+/// read from the engine's slots: the caller's own `length`, `subarray` or `constructor` (which
+/// could change between two reads) is never consulted. `None` for a detached buffer.
+pub(crate) fn typed_view(v: &JsValue) -> Option<JsValue> {
+    Some(super::affon_typed_view(v)).filter(|x| !x.is_null())
+}
+
+/// Plain data copied from the caller's `v` in one catching pass (own enumerable properties of
+/// objects, array elements; at most 8 deep, 2^20 elements an array): what serde then parses has
+/// no getter or trap left to run. A throwing getter or trap is `INVALID_ARGUMENT`.
+pub(crate) fn plain(what: &str, v: &JsValue) -> crate::Result<JsValue> {
+    let r = super::affon_plain(v);
+    if r.get(0).as_bool() == Some(true) {
+        return Ok(r.get(1));
+    }
+    let why = r.get(1).as_string().unwrap_or_default();
+    Err(invalid_arg!("{what} could not be read: {why}"))
+}
+
 /// Whether `v` is an array (`false` for a revoked Proxy).
 pub(crate) fn is_array(v: &JsValue) -> bool {
     is_array_or_throw(v).unwrap_or(false)

@@ -271,7 +271,7 @@ impl JsSession {
             let info = end();
             let result = result?;
             let out = to_value(&info)?;
-            js_sys::Reflect::set(&out, &"result".into(), &result)?;
+            super::affon_own(&out, "result", &result);
             Ok(out)
         })
     }

@@ -53,7 +53,9 @@ pub(super) fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
     if options.is_undefined() || options.is_null() {
         return Ok(SessionOptions::default());
     }
-    // serde-wasm-bindgen looks struct fields up by name, so unknown keys are checked here.
+    // read once into plain data (a getter or Proxy trap runs here, inside a catching pass, and
+    // nowhere after); serde-wasm-bindgen looks struct fields up by name, so unknown keys are checked here.
+    let options = crate::js::safe::plain("Session.create options", &options)?;
     check_keys(
         &options,
         &["pool", "label", "captureStacks", "releaseOnCollect"],

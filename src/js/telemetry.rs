@@ -10,7 +10,8 @@ use crate::error::{invalid_arg, Error};
 use crate::telemetry::{MetricRecord, Snapshots, WatchOptions};
 
 fn records(what: &str, v: &JsValue) -> JsResult<Vec<MetricRecord>> {
-    serde_wasm_bindgen::from_value(v.clone()).map_err(|e| {
+    let v = crate::js::safe::plain(&format!("diagnose: '{what}'"), v).map_err(to_js)?;
+    serde_wasm_bindgen::from_value(v).map_err(|e| {
         to_js(invalid_arg!(
             "diagnose: '{what}' must be a telemetry.metrics() snapshot ({e})"
         ))

@@ -89,7 +89,7 @@ impl Session {
         let config = PoolConfig::from_options(&options.pool)?;
         let id = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
         let label = options.label.clone().unwrap_or_else(|| format!("session-{id}"));
-        crate::telemetry::check_label_free(&label)?;
+        let claim = crate::telemetry::claim_label(&label)?; // held until the session is registered
         let gpu = Gpu::acquire(&label).await?;
         let ledger = Arc::new(Ledger::for_session(id, &label));
         let owners = Arc::new(OwnerTable::default());
@@ -109,6 +109,7 @@ impl Session {
         let disposed = Arc::new(AtomicBool::new(false));
         let flags = (gpu.lost_flag(), disposed.clone());
         crate::telemetry::register_session(&ledger, &owners, &info, &forgotten, flags);
+        drop(claim);
         Ok(Session {
             shared: Shared::new_cyclic(|me| SessionShared {
                 id,

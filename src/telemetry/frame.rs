@@ -237,7 +237,8 @@ impl Sink for Values {
     }
 }
 
-/// The layout as JSON: `[{scope, name, kind, unit, dist?, labels?}]` in record order.
+/// The layout as JSON: `[{scope, name, kind, unit, dist, labels}]` in record order, every field
+/// present (`dist` a boolean, `labels` an object or null: the JS side reads own fields only).
 #[derive(Default)]
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 pub(crate) struct Layout(pub Vec<serde_json::Value>);
@@ -253,16 +254,17 @@ impl Sink for Layout {
             dist,
             ..
         } = r;
-        let mut o = serde_json::json!({ "scope": scope, "name": name, "kind": kind, "unit": unit });
-        if dist.is_some() {
-            o["dist"] = true.into();
-        }
-        if !labels.is_empty() {
+        let labels = if labels.is_empty() {
+            serde_json::Value::Null
+        } else {
             let map: serde_json::Map<String, serde_json::Value> =
                 labels.iter().map(|(k, v)| (k.to_string(), (*v).into())).collect();
-            o["labels"] = map.into();
-        }
-        self.0.push(o);
+            map.into()
+        };
+        self.0.push(serde_json::json!({
+            "scope": scope, "name": name, "kind": kind, "unit": unit,
+            "dist": dist.is_some(), "labels": labels,
+        }));
     }
 }
 
@@ -282,8 +284,8 @@ mod tests {
         for (rec, lay) in r.0.iter().zip(&l.0) {
             assert_eq!(lay["scope"], *rec.scope);
             assert_eq!(lay["name"], *rec.name);
-            assert_eq!(lay.get("dist").is_some(), rec.count.is_some());
-            assert_eq!(lay.get("labels").is_some(), rec.labels.is_some());
+            assert_eq!(lay["dist"].as_bool(), Some(rec.count.is_some()));
+            assert_eq!(!lay["labels"].is_null(), rec.labels.is_some());
             j += if rec.count.is_some() { 6 } else { 1 };
         }
         assert_eq!(j, v.values.len());

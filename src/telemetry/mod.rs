@@ -23,7 +23,7 @@ pub use report::report;
 pub use watch::{watch, WatchOptions, MAX_ITERATIONS as MAX_WATCH_ITERATIONS};
 
 pub use registry::SessionInfo;
-pub(crate) use registry::{check_label_free, register_session};
+pub(crate) use registry::{claim_label, register_session};
 use registry::{owner_tables, registry};
 
 /// What a record measures.

@@ -49,18 +49,40 @@ pub struct SessionInfo {
 
 static SESSIONS: Mutex<Vec<Registered>> = Mutex::new(Vec::new());
 
+/// Labels of sessions being created: claimed before the device is awaited, given up when the
+/// session is registered or its creation fails.
+static CLAIMED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// A claim on a label while its session is created (see [`claim_label`]); dropping it gives the
+/// label up.
+pub(crate) struct LabelClaim(String);
+
+impl Drop for LabelClaim {
+    fn drop(&mut self) {
+        let mut c = CLAIMED.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = c.iter().position(|l| *l == self.0) {
+            c.swap_remove(i);
+        }
+    }
+}
+
 /// `INVALID_ARGUMENT` if a session that still names records (open, or disposed with storage or
-/// buffers still held) already has this label: labels name per-session records and `watch`'s
-/// `session` filter, so they are unique. A disposed session that holds nothing gives its label up
-/// (its handle may live on), and its records go when another session takes the label.
-pub(crate) fn check_label_free(label: &str) -> crate::Result<()> {
-    let taken = registry().iter().any(|r| r.label == label && r.holds_label());
+/// buffers still held) already has this label, or one being created claimed it: labels name
+/// per-session records and `watch`'s `session` filter, so they are unique. A disposed session that
+/// holds nothing gives its label up (its handle may live on), and its records go when another
+/// session takes the label. The claim is held across the wait for a device, so two creations
+/// started together with one label cannot both pass the check.
+pub(crate) fn claim_label(label: &str) -> crate::Result<LabelClaim> {
+    let mut claimed = CLAIMED.lock().unwrap_or_else(|p| p.into_inner());
+    let taken =
+        claimed.iter().any(|l| l == label) || registry().iter().any(|r| r.label == label && r.holds_label());
     if taken {
         return Err(crate::Error::InvalidArgument(format!(
             "a live session is already labelled '{label}': session labels are unique"
         )));
     }
-    Ok(())
+    claimed.push(label.to_string());
+    Ok(LabelClaim(label.to_string()))
 }
 
 /// Registers a session so its figures appear as labelled records while it lives.

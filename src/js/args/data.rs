@@ -34,7 +34,14 @@ impl Data {
                 .ok_or_else(|| wrong(what, "a TypedArray over a live ArrayBuffer", v));
         }
         let typed = js_sys::ArrayBuffer::is_view(v) && !v.is_instance_of::<js_sys::DataView>();
-        if typed || crate::js::safe::is_array(v) {
+        if typed {
+            // read through a view of its own: a `length` or `subarray` on the caller's array
+            // could change between the reads below and make a copy's lengths disagree
+            return crate::js::safe::typed_view(v)
+                .map(Data::Values)
+                .ok_or_else(|| wrong(what, "a TypedArray over a live ArrayBuffer", v));
+        }
+        if crate::js::safe::is_array(v) {
             return Ok(Data::Values(v.clone()));
         }
         Err(wrong(what, "a TypedArray, an array of numbers or a number", v))

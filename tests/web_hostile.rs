@@ -1,0 +1,160 @@
+//! A hostile page: code a page can run in the middle of an affon call — setters and getters on
+//! `Object.prototype` and `Error.prototype`, an own `length` or `subarray` on a caller's array,
+//! throwing getters in options, replaced clocks, two creations racing for one label. None of it may
+//! run inside affon (where it could call back into a session mid-call and abort the instance),
+//! move the ledger on a failed call, or surface as anything but an `AffonError`.
+#![cfg(target_arch = "wasm32")]
+
+#[path = "shared/ledger.rs"]
+mod ledger;
+
+use affon::js::{JsProgram, JsSession, JsTelemetry};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+#[wasm_bindgen(inline_js = r#"
+export async function hostilePage(Session, Program, telemetry, ledger) {
+  const problems = [];
+  const check = (ok, what) => { if (!ok) problems.push(what); };
+  const pollute = (o, k, set) => Object.defineProperty(o, k, { set, get() { return undefined; }, configurable: true });
+  const s = await Session.create({ label: 'hostile' });
+  // 1. An error built while a Program builder holds its program: setters on Object.prototype.code
+  // and Error.prototype.name that call back into the program (and one that throws) must not run.
+  let setterCalls = 0;
+  const p = new Program('victim');
+  const x = p.input('x', 'float32', [4]);
+  p.output('y', p.relu(x));
+  const before = ledger();
+  pollute(Object.prototype, 'code', function (v) { setterCalls++; p.toJSON(); p.output('z', x); });
+  pollute(Error.prototype, 'name', function (v) { setterCalls++; throw new Error('page setter'); });
+  let caught;
+  try { p.output('y', x); } catch (e) { caught = e; }
+  delete Object.prototype.code;
+  delete Error.prototype.name;
+  check(ledger() === before, 'builder error: the ledger moved');
+  check(setterCalls === 0, `builder error: ${setterCalls} page setter calls`);
+  check(caught?.name === 'AffonError' && caught?.code === 'INVALID_PROGRAM',
+    `builder error: ${caught?.name} ${caught?.code} ${caught?.message}`);
+  check(Object.getOwnPropertyDescriptor(caught ?? {}, 'code')?.enumerable === true, 'code is an own enumerable field');
+  // the program is still usable: no borrow was left behind
+  const z = p.neg(x);
+  p.output('z', z);
+  check(JSON.stringify(p.toJSON()).includes('"z"'), 'the program took an output after the error');
+  // 2. metrics() when its layout changes: a getter on Object.prototype.labels / .dist calling metrics()
+  let getterCalls = 0;
+  const plain = telemetry.metrics().length;
+  Object.defineProperty(Object.prototype, 'labels', { get() { getterCalls++; telemetry.metrics(); return undefined; }, configurable: true });
+  Object.defineProperty(Object.prototype, 'dist', { get() { getterCalls++; telemetry.metrics(); return true; }, configurable: true });
+  const fresh = await Session.create({ label: 'hostile-layout' }); // a new session: a new layout
+  let records;
+  try { records = telemetry.metrics(); } finally { delete Object.prototype.labels; delete Object.prototype.dist; }
+  check(getterCalls === 0, `metrics(): ${getterCalls} page getter calls`);
+  check(records.length > plain, `metrics(): ${records.length} records, ${plain} before the second session`);
+  check(records.every((r) => typeof r.value === 'number' && Object.hasOwn(r, 'scope')), 'metrics(): values');
+  check(records.some((r) => Object.hasOwn(r, 'count')), 'metrics(): distributions keep their fields');
+  check(records.some((r) => Object.hasOwn(r, 'labels') && r.labels.session === 'hostile-layout'), 'metrics(): labelled records');
+  fresh.dispose();
+  // 3. A caller's TypedArray of another dtype with its own subarray and a length that changes
+  const f64 = new Float64Array([1, 2, 3, 4]);
+  f64.subarray = () => new Float64Array(1);
+  const big = new BigInt64Array([5n, 6n, 7n]);
+  let reads = 0;
+  Object.defineProperty(big, 'length', { get() { return reads++ ? 1 : 3; } });
+  const a = s.tensor(f64, [4]);
+  const b = s.tensor(big, [3], 'int32');
+  check(Array.from(await a.toArray()).join() === '1,2,3,4', 'own subarray: values');
+  check(Array.from(await b.toArray()).join() === '5,6,7', 'own length: values');
+  check(reads === 0, `own length read ${reads} times`);
+  a.dispose(); b.dispose();
+  // 4. Executable.run's outputs, and profile's result: defined, never assigned
+  let outSetter = 0;
+  pollute(Object.prototype, 'y', function (v) { outSetter++; throw new Error('page setter'); });
+  pollute(Object.prototype, 'result', function (v) { outSetter++; });
+  const q = new Program('named');
+  const qx = q.input('x', 'float32', [2]);
+  q.output('__proto__', q.neg(qx));
+  q.output('shape', q.relu(qx));
+  q.output('y', q.mul(qx, qx));
+  const exe = s.compile(q);
+  const xin = s.tensor(new Float32Array([-1, 2]), [2]);
+  let out, prof;
+  try {
+    out = exe.run({ x: xin });
+    prof = await s.profile(() => 7);
+  } finally { delete Object.prototype.y; delete Object.prototype.result; }
+  check(outSetter === 0, `${outSetter} page setter calls on outputs`);
+  const protoOut = Object.getOwnPropertyDescriptor(out, '__proto__')?.value;
+  check(Object.getPrototypeOf(out) === Object.prototype, 'the result object kept its prototype');
+  check(protoOut !== undefined && Array.from(await protoOut.toArray()).join() === '1,-2', 'output __proto__');
+  check(Array.from(await out.shape.toArray()).join() === '0,2', 'output shape');
+  check(Array.from(await Object.getOwnPropertyDescriptor(out, 'y').value.toArray()).join() === '1,4', 'output y');
+  check(Object.getOwnPropertyDescriptor(prof, 'result')?.value === 7, 'profile result');
+  for (const t of [protoOut, out.shape, Object.getOwnPropertyDescriptor(out, 'y').value, xin]) t.dispose();
+  // 5. Options and snapshots read once, in a catching pass
+  const expectAffon = async (what, f) => {
+    const l0 = ledger();
+    try { await f(); problems.push(`${what}: no error`); } catch (e) {
+      check(e?.name === 'AffonError' && e.code === 'INVALID_ARGUMENT', `${what}: ${e?.name} ${e?.code} ${e?.message}`);
+    }
+    check(ledger() === l0, `${what}: the ledger moved`);
+  };
+  await expectAffon('throwing option getter', () => Session.create({ get label() { throw new Error('page getter'); } }));
+  await expectAffon('throwing pool getter', () => Session.create({ pool: { get maxTotalBytes() { throw 1; } } }));
+  await expectAffon('throwing record getter', () => telemetry.diagnose({
+    before: [{ get scope() { throw new Error('page getter'); } }], warm: [], after: [], iterations: 1 }));
+  const viaProxy = await Session.create(new Proxy({ label: 'proxied', pool: { maxTotalBytes: 1 << 20 } }, {}));
+  check(viaProxy.label === 'proxied', 'options through a Proxy with no traps');
+  viaProxy.dispose();
+  // 6. Clocks replaced by the page: affon took its own at load
+  let clockCalls = 0;
+  const [dn, pn] = [Date.now, performance.now];
+  Date.now = () => { clockCalls++; return dn(); };
+  performance.now = () => { clockCalls++; return pn.call(performance); };
+  try {
+    await new Promise((r) => setTimeout(r, 5));
+    const m = telemetry.metrics();
+    check(m.some((r) => r.name === 'js_heap_used_bytes'), 'js heap figure');
+    const t = s.ones([8]).square();
+    await t.toArray();
+    t.dispose();
+  } finally { Date.now = dn; performance.now = pn; }
+  check(clockCalls === 0, `${clockCalls} calls of the page's clocks`);
+  // 7. Two creations racing for one label: exactly one wins; the label is free again after
+  const race = await Promise.allSettled([Session.create({ label: 'twin' }), Session.create({ label: 'twin' })]);
+  const won = race.filter((r) => r.status === 'fulfilled');
+  const lost = race.filter((r) => r.status === 'rejected');
+  check(won.length === 1 && lost.length === 1 && lost[0].reason?.code === 'INVALID_ARGUMENT',
+    `label race: ${race.map((r) => r.status + ' ' + (r.reason?.message ?? '')).join('; ')}`);
+  won.forEach((r) => r.value.dispose());
+  const again = await Session.create({ label: 'twin' });
+  check(again.label === 'twin', 'the label is free after the winner is disposed');
+  again.dispose();
+  s.dispose();
+  return problems;
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = hostilePage)]
+    async fn hostile_page(session: JsValue, program: JsValue, telemetry: JsValue, ledger: JsValue)
+        -> JsValue;
+}
+
+/// Everything in one test: the page's prototypes are shared by every test of this file.
+#[wasm_bindgen_test]
+async fn page_code_never_runs_inside_affon() {
+    let s: JsValue = JsSession::create(JsValue::UNDEFINED)
+        .await
+        .map(JsValue::from)
+        .expect("WebGPU adapter required");
+    let class = |v: &JsValue| js_sys::Reflect::get(v, &"constructor".into()).unwrap();
+    let p: JsValue = JsProgram::new("probe".into()).unwrap().into();
+    let t: JsValue = JsTelemetry::instance().into();
+    let problems = hostile_page(class(&s), class(&p), class(&t), ledger::js_ledger()).await;
+    let list: Vec<String> = js_sys::Array::from(&problems)
+        .iter()
+        .filter_map(|p| p.as_string())
+        .collect();
+    assert!(list.is_empty(), "{} problems:\n{}", list.len(), list.join("\n"));
+}
