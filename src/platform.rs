@@ -58,7 +58,8 @@ pub(crate) fn every_ms<F: FnMut() -> bool + 'static>(ms: u32, mut f: F) {
 mod web {
     #[wasm_bindgen::prelude::wasm_bindgen(inline_js = r#"
 export function affon_after(ms, f) { setTimeout(f, ms); }
-const NativeError = globalThis.Error, describe = Object.getOwnPropertyDescriptor, define = Object.defineProperty;
+const NativeError = globalThis.Error, describe = Object.getOwnPropertyDescriptor, define = Object.defineProperty,
+  captureStack = NativeError.captureStackTrace;
 export function affon_stack(limit) {
   // The calling stack in the engine's own format, with no user code run on the way: a page's
   // Error.prepareStackTrace (or a getter on Error's fields) could call back into affon mid-call.
@@ -72,7 +73,15 @@ export function affon_stack(limit) {
     const shadow = (k, value) => define(E, k, { value, writable: true, configurable: true });
     shadow('prepareStackTrace', undefined);
     shadow('stackTraceLimit', limit);
-    const stack = new E('').stack;
+    // V8's captureStackTrace leaves out this function's own frame; elsewhere an Error's stack
+    let stack;
+    if (typeof captureStack === 'function') {
+      const holder = { name: 'Error', message: '' }; // own fields: its header reads no prototype
+      captureStack(holder, affon_stack);
+      stack = holder.stack;
+    } else {
+      stack = new E('').stack;
+    }
     return typeof stack === 'string' ? stack : null;
   } catch (e) {
     return null;
