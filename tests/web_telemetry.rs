@@ -226,7 +226,10 @@ async fn captured_stacks_reach_the_users_frame() {
     let out = stacks(s, t).await;
     let stack = field(&out, "stack").as_string().unwrap();
     let first = stack.lines().next().unwrap_or_default();
-    assert!(first.contains("makeWeights"), "the first frame is the caller's: {stack}");
+    assert!(
+        first.contains("makeWeights"),
+        "the first frame is the caller's: {stack}"
+    );
     assert!(
         !stack.contains("wasm-function") && !stack.contains("__wbg"),
         "trimmed: {stack}"
