@@ -61,18 +61,19 @@ export function affon_after(ms, f) { setTimeout(f, ms); }
 const NativeError = globalThis.Error, describe = Object.getOwnPropertyDescriptor, define = Object.defineProperty,
   captureStack = NativeError.captureStackTrace;
 export function affon_stack(limit) {
-  // The calling stack in the engine's own format, with no user code run on the way: a page's
+  // The calling stack in the engine's own format, with no page code run on the way: a page's
   // Error.prepareStackTrace (or a getter on Error's fields) could call back into affon mid-call.
   // Both fields are shadowed by own data properties for the capture and put back as they were;
   // null when either cannot be (a non-configurable field) or anything throws.
-  const E = NativeError, keys = ['prepareStackTrace', 'stackTraceLimit'];
-  let saved;
+  const E = NativeError;
+  let format, depth, shadowed = false;
   try {
-    saved = keys.map((k) => describe(E, k));
-    if (saved.some((d) => d && !d.configurable)) return null;
-    const shadow = (k, value) => define(E, k, { value, writable: true, configurable: true });
-    shadow('prepareStackTrace', undefined);
-    shadow('stackTraceLimit', limit);
+    format = describe(E, 'prepareStackTrace');
+    depth = describe(E, 'stackTraceLimit');
+    if ((format && !format.configurable) || (depth && !depth.configurable)) return null;
+    shadowed = true;
+    define(E, 'prepareStackTrace', { value: undefined, writable: true, configurable: true });
+    define(E, 'stackTraceLimit', { value: limit, writable: true, configurable: true });
     // V8's captureStackTrace leaves out this function's own frame; elsewhere an Error's stack
     let stack;
     if (typeof captureStack === 'function') {
@@ -86,23 +87,33 @@ export function affon_stack(limit) {
   } catch (e) {
     return null;
   } finally {
-    if (saved) {
-      keys.forEach((k, i) => {
-        try { if (saved[i]) define(E, k, saved[i]); else delete E[k]; } catch (e) { /* left shadowed */ }
-      });
+    if (shadowed) {
+      try { if (format) define(E, 'prepareStackTrace', format); else delete E.prepareStackTrace; } catch (e) { /* left shadowed */ }
+      try { if (depth) define(E, 'stackTraceLimit', depth); else delete E.stackTraceLimit; } catch (e) { /* left shadowed */ }
     }
   }
 }
-// taken at load: the ledger reads the clock under the pool's lock, where a page's replacement of
-// performance.now or Date.now must not run
-const dateNow = Date.now, perf = globalThis.performance, perfNow = perf ? perf.now.bind(perf) : dateNow;
+// taken at load: the ledger reads the clock under the pool's lock, and metrics() the heap figure
+// between two walks of the records, where a page's replacement must not run
+const dateNow = Date.now, perf = globalThis.performance, perfNow = perf ? perf.now.bind(perf) : dateNow,
+  apply = Reflect.apply, perfMemory = perf ? describe(Object.getPrototypeOf(perf), 'memory')?.get : undefined,
+  usedHeap = (() => {
+    try {
+      const m = perfMemory ? apply(perfMemory, perf, []) : undefined;
+      return m ? describe(Object.getPrototypeOf(m), 'usedJSHeapSize')?.get : undefined;
+    } catch (e) { return undefined; }
+  })();
 export function affon_now() { return perfNow(); }
 let heapAt = -Infinity, heap = -1;
 export function affon_js_heap(maxAgeMs) {
   // Date.now(), not performance.now(): a tenth of the cost, and whole milliseconds are enough to
   // age a reading (a clock set back takes a new one too)
   const t = dateNow();
-  if (!(Math.abs(t - heapAt) < maxAgeMs)) { heapAt = t; heap = perf?.memory?.usedJSHeapSize ?? -1; }
+  if (!(Math.abs(t - heapAt) < maxAgeMs)) {
+    heapAt = t;
+    // the getters as they were at load (Chromium's; -1 elsewhere): no page code runs while records are made
+    try { heap = perfMemory && usedHeap ? apply(usedHeap, apply(perfMemory, perf, []), []) : -1; } catch (e) { heap = -1; }
+  }
   return heap;
 }
 // While armed, `GPUAdapter.prototype.requestDevice` adds 'subgroups' to the required features of
@@ -267,6 +278,7 @@ pub(crate) fn capture_stack() -> Option<String> {
             || l.contains(".wasm:")
             || l.contains("__wbg")
             || l.contains("/affon.js")
+            || l.contains("affon_stack") // its own frame, where the engine has no captureStackTrace
             || l.contains("wasm-bindgen-test")
             || l.trim() == "Error"
             || l.trim().is_empty()

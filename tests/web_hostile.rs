@@ -104,9 +104,41 @@ export async function hostilePage(Session, Program, telemetry, ledger) {
   await expectAffon('throwing pool getter', () => Session.create({ pool: { get maxTotalBytes() { throw 1; } } }));
   await expectAffon('throwing record getter', () => telemetry.diagnose({
     before: [{ get scope() { throw new Error('page getter'); } }], warm: [], after: [], iterations: 1 }));
+  await expectAffon('a thrown object with no prototype', () => Session.create({ get label() { throw Object.create(null); } }));
+  await expectAffon('options as a string', () => Session.create('text'));
+  await expectAffon('options as an array', () => Session.create([]));
+  await expectAffon('an unknown pool option', () => Session.create({ pool: { bogus: 1 } }));
+  // a getter on Object.prototype named like an option runs only inside the catching read
+  Object.defineProperty(Object.prototype, 'captureStacks', { get() { throw new Error('page getter'); }, configurable: true });
+  try { await expectAffon('a throwing Object.prototype.captureStacks', () => Session.create({ label: 'x' })); }
+  finally { delete Object.prototype.captureStacks; }
   const viaProxy = await Session.create(new Proxy({ label: 'proxied', pool: { maxTotalBytes: 1 << 20 } }, {}));
   check(viaProxy.label === 'proxied', 'options through a Proxy with no traps');
   viaProxy.dispose();
+  // options are read by name, as before: inherited fields and class getters count
+  class Config { get label() { return 'from-a-getter'; } get pool() { return Object.create({ maxTotalBytes: 4096 }); } }
+  const viaClass = await Session.create(new Config());
+  check(viaClass.label === 'from-a-getter', `options from a class instance: ${viaClass.label}`);
+  let bounded = 'no error';
+  try { viaClass.zeros([2048]); } catch (e) { bounded = e.code; }
+  check(bounded === 'OUT_OF_MEMORY', `an inherited pool bound: ${bounded}`);
+  viaClass.dispose();
+  const inherited = await Session.create(Object.create({ label: 'inherited' }));
+  check(inherited.label === 'inherited', 'an inherited label');
+  inherited.dispose();
+  // a snapshot is parsed from a copy with no prototype: fields a gauge leaves out are not looked up
+  const snap = telemetry.metrics();
+  let snapGetters = 0;
+  for (const k of ['labels', 'count', 'sum', 'min', 'max', 'mean']) {
+    // (with a setter that does nothing: the diagnosis returned is converted by assignment, which is
+    // not covered, README "Hardening")
+    Object.defineProperty(Object.prototype, k, { get() { snapGetters++; }, set(v) {}, configurable: true });
+  }
+  let diagnosed;
+  try { diagnosed = telemetry.diagnose({ before: snap, warm: snap, after: snap, iterations: 1 }).verdict; }
+  catch (e) { diagnosed = `${e.name} ${e.message}`; }
+  finally { for (const k of ['labels', 'count', 'sum', 'min', 'max', 'mean']) delete Object.prototype[k]; }
+  check(snapGetters === 0 && diagnosed === 'steady', `diagnose over a polluted prototype: ${diagnosed}, ${snapGetters} getter calls`);
   // 6. Clocks replaced by the page: affon took its own at load
   let clockCalls = 0;
   const [dn, pn] = [Date.now, performance.now];

@@ -32,59 +32,111 @@ use crate::error::Error;
 // these, so no setter or getter a page put on Object.prototype, Error.prototype or a caller's own
 // object runs (or throws) in the middle of an affon call.
 const NativeError = Error, define = Object.defineProperty, getProto = Object.getPrototypeOf,
-  describe = Object.getOwnPropertyDescriptor, ownKeys = Object.keys, isArray = Array.isArray;
+  describe = Object.getOwnPropertyDescriptor, ownKeys = Object.keys, isArray = Array.isArray,
+  create = Object.create, apply = Reflect.apply;
 const own = (o, k, value) => define(o, k, { value, writable: true, enumerable: true, configurable: true });
 export function affon_own(o, k, v) { own(o, k, v); }
+const messageOf = (e) => {
+  // a thrown value's message without running its getters (a Proxy, a throwing getter, a null prototype)
+  try {
+    const d = e !== null && typeof e === 'object' ? describe(e, 'message') : undefined;
+    if (d && typeof d.value === 'string') return d.value;
+    return typeof e === 'string' ? e : 'an exception was thrown';
+  } catch (x) { return 'an exception was thrown'; }
+};
 
-export function affon_error(message, code, oom, owners, pool) {
+export function affon_error(message, code, oom, requested, live, pool, bound, owners, poolState) {
   // An AffonError: its fields defined, as an assignment would make them, but without running setters
   const err = new NativeError(message);
   own(err, 'name', 'AffonError');
   own(err, 'code', code);
-  if (oom.length === 4) {
-    own(err, 'requestedBytes', oom[0]); own(err, 'liveBytes', oom[1]);
-    own(err, 'poolBytes', oom[2]); own(err, 'boundBytes', oom[3]);
+  if (oom) {
+    own(err, 'requestedBytes', requested); own(err, 'liveBytes', live);
+    own(err, 'poolBytes', pool); own(err, 'boundBytes', bound);
   }
   if (owners !== undefined) own(err, 'owners', owners);
-  if (pool !== undefined) own(err, 'pool', pool);
+  if (poolState !== undefined) own(err, 'pool', poolState);
   return err;
 }
 
+// TypedArrays are read through the engine's slots and written with its own set(): neither the
+// caller's own fields nor a page's change to %TypedArray%.prototype is consulted
 const TypedArrayProto = getProto(Int8Array.prototype), intrinsic = (k) => describe(TypedArrayProto, k).get;
 const taBuffer = intrinsic('buffer'), taOffset = intrinsic('byteOffset'), taLength = intrinsic('length'),
-  taName = intrinsic(Symbol.toStringTag);
-const viewCtors = new Map(['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array',
-  'Int32Array', 'Uint32Array', 'Float16Array', 'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array']
-  .filter((n) => typeof globalThis[n] === 'function').map((n) => [n, globalThis[n]]));
+  taName = intrinsic(Symbol.toStringTag), taSet = TypedArrayProto.set,
+  memBuffer = describe(WebAssembly.Memory.prototype, 'buffer').get;
+const U32 = Uint32Array, F64 = Float64Array, I64 = BigInt64Array, U64 = BigUint64Array;
+const viewCtors = new Map();
+for (const n of ['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array',
+  'Uint32Array', 'Float16Array', 'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array']) {
+  if (typeof globalThis[n] === 'function') viewCtors.set(n, globalThis[n]);
+}
+const ctorOf = (v) => viewCtors.get(apply(taName, v, []));
+export function affon_typed_tag(v) {
+  // 'Float32Array' and so on for a TypedArray (read from its slot), null for anything else
+  try { return apply(taName, v, []) ?? null; } catch (e) { return null; }
+}
 export function affon_typed_view(v) {
-  // A fresh view of the same type over a TypedArray's own memory, its fields read from the engine's
-  // slots (an own `length`, `subarray` or `constructor` on the caller's array is not consulted);
-  // null for a detached buffer or anything that is not a TypedArray
+  // A fresh view of the same type over a TypedArray's memory; null for a detached buffer
   try {
-    const C = viewCtors.get(taName.call(v));
-    return C ? new C(taBuffer.call(v), taOffset.call(v), taLength.call(v)) : null;
+    const C = ctorOf(v);
+    return C ? new C(apply(taBuffer, v, []), apply(taOffset, v, []), apply(taLength, v, [])) : null;
   } catch (e) { return null; }
 }
+export function affon_typed_length(v) {
+  try { return apply(taLength, v, []); } catch (e) { return 0; }
+}
+export function affon_copy_typed(v, memory, ptr, count, kind) {
+  // v's first `count` elements into wasm memory at byte `ptr`: kind 0 its 32-bit words as they are,
+  // 1 converted to f64, 2 BigInt64, 3 BigUint64; false when they cannot be (the buffer detached)
+  try {
+    const C = ctorOf(v), b = apply(taBuffer, v, []), o = apply(taOffset, v, []);
+    const src = kind === 0 ? new U32(b, o, count) : new C(b, o, count);
+    const D = kind === 0 ? U32 : kind === 1 ? F64 : kind === 2 ? I64 : U64;
+    apply(taSet, new D(apply(memBuffer, memory, []), ptr, count), [src]);
+    return true;
+  } catch (e) { return false; }
+}
 
+const copy = (x, depth) => {
+  // own enumerable data of objects (into objects with no prototype: nothing is inherited when they
+  // are read) and the elements of arrays; depth ≤ 8, at most 2^20 elements an array
+  if (x === null || typeof x !== 'object') return x;
+  if (depth > 8) throw new NativeError('nested more than 8 deep');
+  if (isArray(x)) {
+    const n = x.length;
+    if (!(n <= 1048576)) throw new NativeError(`more than 2^20 elements (${n})`);
+    const out = [];
+    for (let i = 0; i < n; i++) own(out, i, copy(x[i], depth + 1));
+    return out;
+  }
+  const out = create(null), keys = ownKeys(x);
+  for (let i = 0; i < keys.length; i++) own(out, keys[i], copy(x[keys[i]], depth + 1));
+  return out;
+};
 export function affon_plain(v) {
-  // Plain data read from a caller's value once, inside one try: own enumerable properties of
-  // objects and the elements of arrays, copied (depth ≤ 8, ≤ 2^20 elements an array); a getter or
-  // trap that throws gives [false, its message]. Options and snapshots are parsed from the copy.
-  const copy = (x, depth) => {
-    if (x === null || typeof x !== 'object') return x;
-    if (depth > 8) throw new NativeError('nested more than 8 deep');
-    if (isArray(x)) {
-      const n = x.length;
-      if (!(n <= 1048576)) throw new NativeError(`more than 2^20 elements (${n})`);
-      const out = [];
-      for (let i = 0; i < n; i++) own(out, i, copy(x[i], depth + 1));
-      return out;
+  // A caller's value as plain data, read once inside one try: [true, copy] or [false, message].
+  // Snapshots are parsed from the copy.
+  try { return [true, copy(v, 0)]; } catch (e) { return [false, messageOf(e)]; }
+}
+export function affon_pick(v, names, nestedName, nestedNames) {
+  // The named fields of a caller's options, read by name once (inherited ones and getters included,
+  // as a by-name read sees them) into an object with no prototype; `nestedName`'s object likewise
+  // with `nestedNames`; other values copied as plain data. [true, picked, the nested object's own
+  // keys (to refuse unknown ones)] or [false, message].
+  let nestedKeys = [];
+  const pick = (o, keys, depth) => {
+    const out = create(null);
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i], x = o[k];
+      if (x === undefined) continue;
+      const nested = k === nestedName && depth === 0 && x !== null && typeof x === 'object' && !isArray(x);
+      if (nested) nestedKeys = ownKeys(x);
+      own(out, k, nested ? pick(x, nestedNames, 1) : copy(x, 1));
     }
-    const out = {};
-    for (const k of ownKeys(x)) own(out, k, copy(x[k], depth + 1));
     return out;
   };
-  try { return [true, copy(v, 0)]; } catch (e) { return [false, e instanceof NativeError ? e.message : String(e)]; }
+  try { return [true, pick(v, names, 0), nestedKeys]; } catch (e) { return [false, messageOf(e)]; }
 }
 
 export function affon_patch_dispose(obj) {
@@ -107,12 +159,6 @@ export function affon_proto(obj) {
   const proto = Object.getPrototypeOf(obj);
   obj.free();
   return proto;
-}
-
-export function affon_words_view(v) {
-  // the 32-bit words under a 4-byte TypedArray, or null when its fields cannot make a view (a forged
-  // object, a detached buffer, a `length` defined on the instance): see safe::words_view
-  try { return new Uint32Array(v.buffer, v.byteOffset, v.length); } catch (e) { return null; }
 }
 
 export function affon_nest(flat, shape) {
@@ -151,15 +197,38 @@ extern "C" {
     fn affon_proto(obj: JsValue) -> JsValue;
     /// Nested arrays of `shape` (no zero dims) over `flat`; the value itself for a scalar.
     pub(crate) fn affon_nest(flat: &JsValue, shape: &[f64]) -> JsValue;
-    fn affon_words_view(v: &JsValue) -> JsValue;
     fn affon_install_hook(telemetry: JsValue, version: &str);
-    fn affon_error(message: &str, code: &str, oom: &[f64], owners: JsValue, pool: JsValue) -> JsValue;
+    #[allow(clippy::too_many_arguments)]
+    fn affon_error(
+        message: &str,
+        code: &str,
+        oom: bool,
+        requested: f64,
+        live: f64,
+        pool: f64,
+        bound: f64,
+        owners: JsValue,
+        pool_state: JsValue,
+    ) -> JsValue;
     /// Defines `o[k] = v` as an own data property (no setter runs).
     pub(crate) fn affon_own(o: &JsValue, k: &str, v: &JsValue);
+    /// A TypedArray's type name, read from its slot, or null.
+    pub(crate) fn affon_typed_tag(v: &JsValue) -> Option<String>;
     /// A fresh view over a TypedArray's memory, read from its slots, or null.
     pub(crate) fn affon_typed_view(v: &JsValue) -> JsValue;
+    /// A TypedArray's length, read from its slot.
+    pub(crate) fn affon_typed_length(v: &JsValue) -> f64;
+    /// Copies a TypedArray's first `count` elements into wasm memory (see `args::data`).
+    pub(crate) fn affon_copy_typed(v: &JsValue, memory: &JsValue, ptr: u32, count: u32, kind: u32) -> bool;
     /// `[true, copy]` or `[false, message]`: see `safe::plain`.
     pub(crate) fn affon_plain(v: &JsValue) -> js_sys::Array;
+    /// `[true, picked]` or `[false, message]`: see `safe::pick`.
+    pub(crate) fn affon_pick(
+        v: &JsValue,
+        names: Vec<String>,
+        nested_name: &str,
+        nested_names: Vec<String>,
+    ) -> js_sys::Array;
 }
 
 thread_local! {
@@ -189,7 +258,7 @@ pub(crate) fn install_dispose_symbols() {
 /// Converts an [`Error`] into a thrown `Error` with `name === 'AffonError'` and a stable `code`,
 /// built in JS with its fields defined (no page setter runs while it is made).
 pub(crate) fn to_js(e: Error) -> JsValue {
-    let (mut oom, mut owners, mut pool) = (vec![], JsValue::UNDEFINED, JsValue::UNDEFINED);
+    let (mut oom, mut owners, mut pool) = (None, JsValue::UNDEFINED, JsValue::UNDEFINED);
     if let Error::OutOfMemory {
         requested,
         live_bytes,
@@ -199,18 +268,14 @@ pub(crate) fn to_js(e: Error) -> JsValue {
         ..
     } = &e
     {
-        oom = vec![
-            *requested as f64,
-            *live_bytes as f64,
-            *pool_bytes as f64,
-            *bound as f64,
-        ];
+        oom = Some([*requested, *live_bytes, *pool_bytes, *bound].map(|b| b as f64));
         if let Some(f) = forensics {
             owners = to_value(&f.owners).unwrap_or(JsValue::UNDEFINED);
             pool = to_value(&f.pool).unwrap_or(JsValue::UNDEFINED);
         }
     }
-    affon_error(&e.to_string(), e.code(), &oom, owners, pool)
+    let [r, l, p, b] = oom.unwrap_or_default();
+    affon_error(&e.to_string(), e.code(), oom.is_some(), r, l, p, b, owners, pool)
 }
 
 /// `Result` whose error is a JS `AffonError`.

@@ -5,7 +5,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::{to_value, JsResult};
+use super::{to_js, to_value, JsResult};
 use crate::session::MemoryInfo;
 
 thread_local! {
@@ -41,6 +41,7 @@ export function affon_build_records(layout, ptr, len) {
     const t = layout[i];
     // whole literals, one per shape: no property added after creation
     if (t.dist) {
+      if (j + 6 > end) return null;
       const value = view[j], count = view[j + 1], sum = view[j + 2], min = view[j + 3], max = view[j + 4], mean = view[j + 5];
       j += 6;
       out[i] = t.labels
@@ -53,8 +54,9 @@ export function affon_build_records(layout, ptr, len) {
         : { scope: t.scope, name: t.name, kind: t.kind, unit: t.unit, value };
     }
   }
-  if (j !== end) throw new Error(`metrics: layout read ${j - (ptr >>> 3)} values of ${len}`);
-  return out;
+  // a layout that does not fit the values (made by another emit than theirs) gives null: the caller
+  // makes it again, never a throw through the wasm frames
+  return j === end ? out : null;
 }
 "#)]
 extern "C" {
@@ -74,35 +76,40 @@ pub(super) fn metrics() -> JsResult<JsValue> {
     use crate::telemetry::frame::{emit, Layout, Values};
     // The values cross as one Float64Array; the layout (names, kinds, units, labels) crosses
     // as JSON only when it changed, and `affon_build_records` makes the objects from both.
-    let mut v = Values::default();
-    emit(&mut v);
-    // No borrow is held while the layout is made: reading the JS heap figure, parsing, can run
-    // page code (a replaced global), which may call metrics() again.
-    let cached = LAYOUT.with(|c| {
-        c.borrow()
-            .as_ref()
-            .filter(|(h, _)| *h == v.hash)
-            .map(|(_, l)| l.clone())
-    });
-    let layout = match cached {
-        Some(l) => l,
-        None => {
-            let mut l = Layout::default();
-            emit(&mut l);
-            let layout = affon_layout(&serde_json::Value::Array(l.0).to_string());
-            LAYOUT.with(|c| *c.borrow_mut() = Some((v.hash, layout.clone())));
-            layout
-        }
-    };
     if !MEMORY_GIVEN.with(|g| g.replace(true)) {
         affon_records_memory(&wasm_bindgen::memory());
     }
-    // `v.values` lives until the call returns: JS reads it in place
-    Ok(affon_build_records(
-        &layout,
-        v.values.as_ptr() as usize as u32,
-        v.values.len() as u32,
-    ))
+    // A layout that does not fit its values (records added between the two emits) is made again.
+    for _ in 0..2 {
+        let mut v = Values::default();
+        emit(&mut v);
+        // No borrow is held while the layout is made (parsing it runs JS).
+        let cached = LAYOUT.with(|c| {
+            c.borrow()
+                .as_ref()
+                .filter(|(h, _)| *h == v.hash)
+                .map(|(_, l)| l.clone())
+        });
+        let layout = match cached {
+            Some(l) => l,
+            None => {
+                let mut l = Layout::default();
+                emit(&mut l);
+                let layout = affon_layout(&serde_json::Value::Array(l.0).to_string());
+                LAYOUT.with(|c| *c.borrow_mut() = Some((v.hash, layout.clone())));
+                layout
+            }
+        };
+        // `v.values` lives until the call returns: JS reads it in place
+        let records = affon_build_records(&layout, v.values.as_ptr() as usize as u32, v.values.len() as u32);
+        if !records.is_null() {
+            return Ok(records);
+        }
+        LAYOUT.with(|c| *c.borrow_mut() = None);
+    }
+    Err(to_js(crate::error::Error::Unsupported(
+        "metrics: the set of records changed while they were read".into(),
+    )))
 }
 
 /// `session.memory()` as a JS object; the general conversion when there are reasons to give.

@@ -25,17 +25,17 @@ extern "C" {
 /// Arrays longer than this are refused where shapes, axes and other small lists are read.
 pub(crate) const MAX_LIST: u32 = 1 << 20;
 
-/// A `Uint32Array` over the words of `v`, a 4-byte TypedArray, if its fields make one.
-pub(crate) fn words_view(v: &JsValue) -> Option<js_sys::Uint32Array> {
-    use wasm_bindgen::JsCast;
-    super::affon_words_view(v).dyn_into().ok()
-}
-
 /// A fresh view of the same type over the TypedArray `v`'s memory, its buffer, offset and length
 /// read from the engine's slots: the caller's own `length`, `subarray` or `constructor` (which
 /// could change between two reads) is never consulted. `None` for a detached buffer.
 pub(crate) fn typed_view(v: &JsValue) -> Option<JsValue> {
     Some(super::affon_typed_view(v)).filter(|x| !x.is_null())
+}
+
+/// `Some("Float32Array")` and so on when `v` is a TypedArray (read from its slot, whatever its
+/// prototype chain says), `None` for anything else, a `DataView` included.
+pub(crate) fn typed_tag(v: &JsValue) -> Option<String> {
+    super::affon_typed_tag(v)
 }
 
 /// Plain data copied from the caller's `v` in one catching pass (own enumerable properties of
@@ -45,6 +45,27 @@ pub(crate) fn plain(what: &str, v: &JsValue) -> crate::Result<JsValue> {
     let r = super::affon_plain(v);
     if r.get(0).as_bool() == Some(true) {
         return Ok(r.get(1));
+    }
+    let why = r.get(1).as_string().unwrap_or_default();
+    Err(invalid_arg!("{what} could not be read: {why}"))
+}
+
+/// The `names` of the caller's options object `v` (and `nested`'s object, its `nested_names`), each
+/// read once by name in one catching pass — inherited fields and getters count, as a by-name read
+/// sees them — into objects with no prototype that serde then parses; values are copied as plain
+/// data; with them, the nested object's own keys. A throwing getter or trap is `INVALID_ARGUMENT`.
+pub(crate) fn pick(
+    what: &str,
+    v: &JsValue,
+    names: &[&str],
+    nested: &str,
+    nested_names: &[&str],
+) -> crate::Result<(JsValue, Vec<String>)> {
+    let owned = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let r = super::affon_pick(v, owned(names), nested, owned(nested_names));
+    if r.get(0).as_bool() == Some(true) {
+        let keys = js_sys::Array::from(&r.get(2)); // affon_pick's own array of strings
+        return Ok((r.get(1), keys.iter().filter_map(|k| k.as_string()).collect()));
     }
     let why = r.get(1).as_string().unwrap_or_default();
     Err(invalid_arg!("{what} could not be read: {why}"))

@@ -53,26 +53,30 @@ pub(super) fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
     if options.is_undefined() || options.is_null() {
         return Ok(SessionOptions::default());
     }
-    // read once into plain data (a getter or Proxy trap runs here, inside a catching pass, and
-    // nowhere after); serde-wasm-bindgen looks struct fields up by name, so unknown keys are checked here.
-    let options = crate::js::safe::plain("Session.create options", &options)?;
-    check_keys(
-        &options,
-        &["pool", "label", "captureStacks", "releaseOnCollect"],
-        "Session.create options",
-    )?;
-    if let Ok(pool) = js_sys::Reflect::get(&options, &"pool".into()) {
-        check_keys(
-            &pool,
-            &[
-                "maxTotalBytes",
-                "cacheLimitBytes",
-                "oversizeThresholdBytes",
-                "sizeClasses",
-                "idleTrimMs",
-            ],
-            "options.pool",
-        )?;
+    // unknown keys first (Object.keys runs no getter); then each known option read once, by name, in
+    // one catching pass (a getter or Proxy trap runs there and nowhere after) into plain data that
+    // serde-wasm-bindgen parses
+    const TOP: [&str; 4] = ["pool", "label", "captureStacks", "releaseOnCollect"];
+    const POOL: [&str; 5] = [
+        "maxTotalBytes",
+        "cacheLimitBytes",
+        "oversizeThresholdBytes",
+        "sizeClasses",
+        "idleTrimMs",
+    ];
+    if !options.is_object() || crate::js::safe::is_array(&options) {
+        return Err(invalid_arg!(
+            "Session.create options must be an object, got {}",
+            describe(&options)
+        ));
+    }
+    check_keys(&options, &TOP, "Session.create options")?;
+    let (options, pool_keys) =
+        crate::js::safe::pick("Session.create options", &options, &TOP, "pool", &POOL)?;
+    if let Some(k) = pool_keys.iter().find(|k| !POOL.contains(&k.as_str())) {
+        return Err(invalid_arg!(
+            "options.pool: unknown option '{k}' (expected one of {POOL:?})"
+        ));
     }
     let o: OptionsArg =
         serde_wasm_bindgen::from_value(options).map_err(|e| invalid_arg!("Session.create options: {e}"))?;

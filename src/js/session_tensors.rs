@@ -73,7 +73,7 @@ impl JsSession {
                 data.len()
             ))));
         }
-        let result = match data.words()? {
+        let result = match data.words("tensor: data")? {
             Some(words) => s.tensor_from_bits(&words, &shape, dtype),
             None => s.tensor_from_f64(&data.values("tensor: data")?, &shape, dtype),
         };

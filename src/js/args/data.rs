@@ -2,7 +2,6 @@
 //! else converted value by value, and nested arrays flattened with their shape.
 
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
 use super::{value, wrong};
 use crate::dtype::DType;
@@ -11,35 +10,42 @@ use crate::js::{to_js, JsResult};
 use crate::session::{host_oom, host_vec};
 
 /// Tensor data as it arrives: its length is known before any of it is copied into wasm memory.
+/// A TypedArray is held as a fresh view over its memory, read from the engine's slots: its length
+/// and contents are read and copied without consulting the caller's own fields or a page's change
+/// to `%TypedArray%.prototype` (a `length` that changes between two reads cannot make a copy's
+/// lengths disagree).
 pub(crate) enum Data {
     /// A TypedArray whose elements are 32-bit words of the tensor's own dtype: copied once.
-    Words(js_sys::Uint32Array),
-    /// Any other TypedArray (BigInt arrays included) or an array of numbers/booleans.
+    Words(JsValue),
+    /// Any other TypedArray (BigInt arrays included): converted as it is copied (`kind`, see
+    /// `affon_copy_typed`: 1 numbers, 2 BigInt64, 3 BigUint64).
+    Typed(JsValue, u32),
+    /// An array of numbers/booleans.
     Values(JsValue),
 }
 
 impl Data {
     /// Classifies `v` for a tensor of `dtype`.
     pub(crate) fn of(what: &str, v: &JsValue, dtype: DType) -> JsResult<Data> {
-        let own = match dtype {
-            DType::Float32 => v.is_instance_of::<js_sys::Float32Array>(),
-            DType::Int32 => v.is_instance_of::<js_sys::Int32Array>(),
-            DType::Uint32 => v.is_instance_of::<js_sys::Uint32Array>(),
-            DType::Bool => false,
-        };
-        if own {
-            let view = crate::js::safe::words_view(v);
-            return view
-                .map(Data::Words)
-                .ok_or_else(|| wrong(what, "a TypedArray over a live ArrayBuffer", v));
-        }
-        let typed = js_sys::ArrayBuffer::is_view(v) && !v.is_instance_of::<js_sys::DataView>();
-        if typed {
-            // read through a view of its own: a `length` or `subarray` on the caller's array
-            // could change between the reads below and make a copy's lengths disagree
-            return crate::js::safe::typed_view(v)
-                .map(Data::Values)
-                .ok_or_else(|| wrong(what, "a TypedArray over a live ArrayBuffer", v));
+        if let Some(tag) = crate::js::safe::typed_tag(v) {
+            let view = crate::js::safe::typed_view(v)
+                .ok_or_else(|| wrong(what, "a TypedArray over a live ArrayBuffer", v))?;
+            let own = matches!(
+                (dtype, tag.as_str()),
+                (DType::Float32, "Float32Array")
+                    | (DType::Int32, "Int32Array")
+                    | (DType::Uint32, "Uint32Array")
+            );
+            let kind = match tag.as_str() {
+                "BigInt64Array" => 2,
+                "BigUint64Array" => 3,
+                _ => 1,
+            };
+            return Ok(if own {
+                Data::Words(view)
+            } else {
+                Data::Typed(view, kind)
+            });
         }
         if crate::js::safe::is_array(v) {
             return Ok(Data::Values(v.clone()));
@@ -49,71 +55,68 @@ impl Data {
 
     /// Number of elements.
     pub(crate) fn len(&self) -> u64 {
-        let v: &JsValue = match self {
-            Data::Words(a) => a.as_ref(),
-            Data::Values(v) => v,
-        };
-        js_sys::Reflect::get(v, &"length".into())
-            .ok()
-            .and_then(|l| l.as_f64())
-            .unwrap_or(0.0) as u64
+        match self {
+            Data::Words(v) | Data::Typed(v, _) => crate::js::affon_typed_length(v) as u64,
+            Data::Values(v) => js_sys::Reflect::get(v, &"length".into())
+                .ok()
+                .and_then(|l| l.as_f64())
+                .unwrap_or(0.0) as u64,
+        }
     }
 
     /// The raw words (own-dtype arrays), copied once into memory reserved fallibly
     /// (`OUT_OF_MEMORY`, never an abort, when the host cannot hold them).
-    pub(crate) fn words(&self) -> JsResult<Option<Vec<u32>>> {
+    pub(crate) fn words(&self, what: &str) -> JsResult<Option<Vec<u32>>> {
         match self {
-            Data::Words(a) => {
-                let n = a.length() as usize;
-                let mut out: Vec<u32> = Vec::new();
-                out.try_reserve_exact(n)
-                    .map_err(|_| to_js(host_oom(n as u64 * 4)))?;
-                // SAFETY: `out` has room for the view's `n` words, which the copy writes in full
-                unsafe {
-                    a.raw_copy_to_ptr(out.as_mut_ptr());
-                    out.set_len(n);
-                }
-                Ok(Some(out))
-            }
-            Data::Values(_) => Ok(None),
+            Data::Words(v) => Ok(Some(copy_typed(what, v, self.len(), 0)?)),
+            _ => Ok(None),
         }
     }
 
     /// The values as numbers (everything else), in memory reserved fallibly.
     pub(crate) fn values(&self, what: &str) -> JsResult<Vec<f64>> {
-        let Data::Values(v) = self else {
-            return Ok(vec![]);
-        };
         let n = self.len();
-        if let Some(a) = v.dyn_ref::<js_sys::BigInt64Array>() {
-            let mut raw = host_vec(n, |_| 0i64).map_err(to_js)?;
-            a.copy_to(&mut raw);
-            return host_vec(n, |i| raw[i] as f64).map_err(to_js);
-        }
-        if let Some(a) = v.dyn_ref::<js_sys::BigUint64Array>() {
-            let mut raw = host_vec(n, |_| 0u64).map_err(to_js)?;
-            a.copy_to(&mut raw);
-            return host_vec(n, |i| raw[i] as f64).map_err(to_js);
-        }
-        if js_sys::ArrayBuffer::is_view(v) {
-            // converted a block at a time: never a second full-size copy on the JS side
-            const BLOCK: u32 = 1 << 16;
-            let mut out = host_vec(n, |_| 0f64).map_err(to_js)?;
-            let view: &js_sys::Uint8Array = v.unchecked_ref(); // `subarray` is generic over views
-            for (k, chunk) in out.chunks_mut(BLOCK as usize).enumerate() {
-                let start = k as u32 * BLOCK;
-                let part = view.subarray(start, start + chunk.len() as u32);
-                js_sys::Float64Array::new(&part).copy_to(chunk);
+        match self {
+            Data::Words(_) => Ok(vec![]),
+            Data::Typed(v, 2) => {
+                let raw: Vec<i64> = copy_typed(what, v, n, 2)?;
+                host_vec(n, |i| raw[i] as f64).map_err(to_js)
             }
-            return Ok(out);
+            Data::Typed(v, 3) => {
+                let raw: Vec<u64> = copy_typed(what, v, n, 3)?;
+                host_vec(n, |i| raw[i] as f64).map_err(to_js)
+            }
+            Data::Typed(v, _) => copy_typed(what, v, n, 1),
+            Data::Values(v) => {
+                let a = crate::js::safe::array(what, v, u32::MAX)?; // `of` admitted only arrays here
+                let mut out = host_vec(n.min(a.length() as u64), |_| 0f64).map_err(to_js)?;
+                for (i, x) in out.iter_mut().enumerate() {
+                    *x = value(&format!("{what}[{i}]"), &a.get(i as u32))?;
+                }
+                Ok(out)
+            }
         }
-        let a = crate::js::safe::array(what, v, u32::MAX)?; // `of` admitted only arrays here
-        let mut out = host_vec(n.min(a.length() as u64), |_| 0f64).map_err(to_js)?;
-        for (i, x) in out.iter_mut().enumerate() {
-            *x = value(&format!("{what}[{i}]"), &a.get(i as u32))?;
-        }
-        Ok(out)
     }
+}
+
+/// The first `n` elements of the TypedArray view `v`, as `T` (`kind`: 0 its 32-bit words, 1 f64,
+/// 2 i64, 3 u64), written by the engine's `set()` straight into memory reserved fallibly here.
+fn copy_typed<T: Copy>(what: &str, v: &JsValue, n: u64, kind: u32) -> JsResult<Vec<T>> {
+    let bytes = n.saturating_mul(std::mem::size_of::<T>() as u64);
+    let count = u32::try_from(n).map_err(|_| to_js(host_oom(bytes)))?;
+    let mut out: Vec<T> = Vec::new();
+    out.try_reserve_exact(count as usize)
+        .map_err(|_| to_js(host_oom(bytes)))?;
+    let ptr = out.as_mut_ptr() as usize as u32;
+    if !crate::js::affon_copy_typed(v, &wasm_bindgen::memory(), ptr, count, kind) {
+        return Err(to_js(invalid_arg!(
+            "{what} could not be read (its buffer was detached or resized)"
+        )));
+    }
+    // SAFETY: the copy wrote `count` elements of `T` at `ptr`, inside the reserved capacity (the
+    // engine's set() checks the destination view's bounds before it writes anything)
+    unsafe { out.set_len(count as usize) };
+    Ok(out)
 }
 
 /// Nested arrays of numbers/booleans (`[[1, 2], [3, 4]]`) or a plain number: their shape and the
