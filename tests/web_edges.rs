@@ -15,7 +15,6 @@ mod program_check;
 #[path = "shared/scratch_edges.rs"]
 mod scratch_edges;
 
-use affon::js::{JsProgram, JsSession, JsTelemetry};
 use affon::{PoolOptions, Session, SessionOptions};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
@@ -263,26 +262,14 @@ extern "C" {
 
 #[wasm_bindgen_test]
 async fn every_argument_of_the_wrong_kind_is_an_affon_error() {
-    let s: JsValue = JsSession::create(JsValue::UNDEFINED)
-        .await
-        .map(JsValue::from)
-        .expect("WebGPU adapter required");
-    let class = |v: &JsValue| js_sys::Reflect::get(v, &"constructor".into()).unwrap();
-    let p: JsValue = JsProgram::new("probe".into()).unwrap().into();
-    let t: JsValue = JsTelemetry::instance().into();
-    let out = wrong_kinds(class(&s), class(&p), class(&t), ledger::js_ledger()).await;
-    let problems = js_sys::Array::from(&js_sys::Reflect::get(&out, &"problems".into()).unwrap());
+    let [s, p, t] = ledger::js_classes().await;
+    let out = wrong_kinds(s, p, t, ledger::js_ledger()).await;
     let calls = js_sys::Reflect::get(&out, &"calls".into())
         .unwrap()
         .as_f64()
         .unwrap();
-    let list: Vec<String> = problems.iter().filter_map(|p| p.as_string()).collect();
-    assert!(
-        list.is_empty(),
-        "{} problems in {calls} calls:\n{}",
-        list.len(),
-        list.join("\n")
-    );
+    let problems = js_sys::Reflect::get(&out, &"problems".into()).unwrap();
+    ledger::assert_no_problems(&problems, &format!("in {calls} calls"));
     assert!(calls > 500.0, "{calls} wrong-kind calls");
 }
 

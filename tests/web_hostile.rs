@@ -8,7 +8,6 @@
 #[path = "shared/ledger.rs"]
 mod ledger;
 
-use affon::js::{JsProgram, JsSession, JsTelemetry};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
 
@@ -176,17 +175,7 @@ extern "C" {
 /// Everything in one test: the page's prototypes are shared by every test of this file.
 #[wasm_bindgen_test]
 async fn page_code_never_runs_inside_affon() {
-    let s: JsValue = JsSession::create(JsValue::UNDEFINED)
-        .await
-        .map(JsValue::from)
-        .expect("WebGPU adapter required");
-    let class = |v: &JsValue| js_sys::Reflect::get(v, &"constructor".into()).unwrap();
-    let p: JsValue = JsProgram::new("probe".into()).unwrap().into();
-    let t: JsValue = JsTelemetry::instance().into();
-    let problems = hostile_page(class(&s), class(&p), class(&t), ledger::js_ledger()).await;
-    let list: Vec<String> = js_sys::Array::from(&problems)
-        .iter()
-        .filter_map(|p| p.as_string())
-        .collect();
-    assert!(list.is_empty(), "{} problems:\n{}", list.len(), list.join("\n"));
+    let [s, p, t] = ledger::js_classes().await;
+    let problems = hostile_page(s, p, t, ledger::js_ledger()).await;
+    ledger::assert_no_problems(&problems, "on a hostile page");
 }

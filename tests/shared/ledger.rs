@@ -67,6 +67,35 @@ pub fn js_ledger() -> wasm_bindgen::JsValue {
     .into()
 }
 
+/// The exported classes the inline JS tests are given: `[Session, Program, telemetry]` (the same
+/// objects `pkg/affon.js` exports), taken from a session, a program and the telemetry instance.
+#[cfg(target_arch = "wasm32")]
+pub async fn js_classes() -> [wasm_bindgen::JsValue; 3] {
+    use wasm_bindgen::JsValue;
+    let s: JsValue = affon::js::JsSession::create(JsValue::UNDEFINED)
+        .await
+        .map(JsValue::from)
+        .expect("WebGPU adapter required");
+    let p: JsValue = affon::js::JsProgram::new("probe".into()).unwrap().into();
+    let t: JsValue = affon::js::JsTelemetry::instance().into();
+    [s, p, t].map(|v| js_sys::Reflect::get(&v, &"constructor".into()).unwrap())
+}
+
+/// Fails with every entry of the JS array `problems` (an inline JS test's findings), if any.
+#[cfg(target_arch = "wasm32")]
+pub fn assert_no_problems(problems: &wasm_bindgen::JsValue, context: &str) {
+    let list: Vec<String> = js_sys::Array::from(problems)
+        .iter()
+        .filter_map(|p| p.as_string())
+        .collect();
+    assert!(
+        list.is_empty(),
+        "{} problems {context}:\n{}",
+        list.len(),
+        list.join("\n")
+    );
+}
+
 /// Runs `f`, which must fail with `code`, and checks that no record moved.
 pub fn fails_unchanged<T>(code: &str, what: &str, f: impl FnOnce() -> affon::Result<T>) -> affon::Error {
     let before = ledger();
