@@ -8,6 +8,9 @@ mod ledger;
 #[path = "shared/edges.rs"]
 mod edges;
 
+#[path = "shared/limits.rs"]
+mod limits;
+
 #[path = "shared/program_check.rs"]
 mod program_check;
 
@@ -67,39 +70,39 @@ fn assignments_read_old_values() {
 
 #[test]
 fn grids_past_the_workgroup_limit() {
-    block_on(edges::grids_past_the_workgroup_limit(&bounded(1 << 30)));
+    block_on(limits::grids_past_the_workgroup_limit(&bounded(1 << 30)));
 }
 
 #[test]
 fn nn_grids_past_the_workgroup_limit() {
-    block_on(edges::nn_grids_past_the_workgroup_limit(&bounded(1 << 30)));
+    block_on(limits::nn_grids_past_the_workgroup_limit(&bounded(1 << 30)));
 }
 
 #[test]
 fn matmul_grids_past_the_workgroup_limit() {
-    block_on(edges::matmul_grids_past_the_workgroup_limit(&bounded(1 << 30)));
+    block_on(limits::matmul_grids_past_the_workgroup_limit(&bounded(1 << 30)));
 }
 
 #[test]
 fn long_tidy_stays_small() {
-    block_on(edges::long_tidy_stays_small(&bounded(1 << 30)));
+    block_on(limits::long_tidy_stays_small(&bounded(1 << 30)));
 }
 
 #[test]
 fn specialisation_cache_is_bounded() {
-    block_on(edges::specialisation_cache_is_bounded(&bounded(1 << 30)));
+    block_on(limits::specialisation_cache_is_bounded(&bounded(1 << 30)));
 }
 
 #[test]
 fn forgotten_handles() {
-    block_on(edges::forgotten_handles_release(&bounded(1 << 30)));
-    block_on(edges::forgotten_session(bounded(1 << 30), &bounded(1 << 30)));
-    block_on(edges::dispose_releases_forgotten(bounded(1 << 30)));
+    block_on(limits::forgotten_handles_release(&bounded(1 << 30)));
+    block_on(limits::forgotten_session(bounded(1 << 30), &bounded(1 << 30)));
+    block_on(limits::dispose_releases_forgotten(bounded(1 << 30)));
 }
 
 #[test]
 fn plans_past_4_gib() {
-    edges::plans_past_4_gib();
+    limits::plans_past_4_gib();
 }
 
 /// The pipeline cache keeps at most `MAX_PIPELINES`; each distinct fused chain is a pipeline.

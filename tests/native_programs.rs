@@ -7,6 +7,9 @@ mod ledger;
 #[path = "shared/programs.rs"]
 mod programs;
 
+#[path = "shared/fusion.rs"]
+mod fusion;
+
 use affon::{Session, SessionOptions};
 use pollster::block_on;
 
@@ -36,22 +39,22 @@ fn tidy_and_profile() {
 
 #[test]
 fn elementwise_chains_fuse() {
-    block_on(programs::elementwise_chains_fuse(&session()));
+    block_on(fusion::elementwise_chains_fuse(&session()));
 }
 
 #[test]
 fn reductions_read_their_chain() {
-    block_on(programs::reductions_read_their_chain(&session()));
+    block_on(fusion::reductions_read_their_chain(&session()));
 }
 
 #[test]
 fn split_reductions_are_planned_and_accounted() {
-    block_on(programs::split_reductions_are_planned_and_accounted(&session()));
+    block_on(fusion::split_reductions_are_planned_and_accounted(&session()));
 }
 
 #[test]
 fn line_parts_are_planned_and_accounted() {
-    block_on(programs::line_parts_are_planned_and_accounted(&session()));
+    block_on(fusion::line_parts_are_planned_and_accounted(&session()));
 }
 
 /// Chains read by a reduction, through the reductions' GPU forms (lavapipe runs the CPU forms).
@@ -62,6 +65,6 @@ fn reductions_read_their_chain_in_the_gpu_kernel_forms() {
         ..Default::default()
     })
     .unwrap();
-    block_on(programs::reductions_read_their_chain(&s));
-    block_on(programs::split_reductions_are_planned_and_accounted(&s));
+    block_on(fusion::reductions_read_their_chain(&s));
+    block_on(fusion::split_reductions_are_planned_and_accounted(&s));
 }

@@ -9,6 +9,9 @@ mod ledger;
 #[path = "shared/edges.rs"]
 mod edges;
 
+#[path = "shared/limits.rs"]
+mod limits;
+
 #[path = "shared/program_check.rs"]
 mod program_check;
 
@@ -70,30 +73,30 @@ async fn assignments_read_old_values() {
 
 #[wasm_bindgen_test]
 async fn grids_past_the_workgroup_limit() {
-    edges::grids_past_the_workgroup_limit(&bounded(1 << 30).await).await;
+    limits::grids_past_the_workgroup_limit(&bounded(1 << 30).await).await;
 }
 
 #[wasm_bindgen_test]
 async fn long_tidy_stays_small() {
-    edges::long_tidy_stays_small(&bounded(1 << 30).await).await;
+    limits::long_tidy_stays_small(&bounded(1 << 30).await).await;
 }
 
 #[wasm_bindgen_test]
 async fn specialisation_cache_is_bounded() {
-    edges::specialisation_cache_is_bounded(&bounded(1 << 30).await).await;
+    limits::specialisation_cache_is_bounded(&bounded(1 << 30).await).await;
 }
 
 #[wasm_bindgen_test]
 async fn forgotten_handles() {
-    edges::forgotten_handles_release(&bounded(1 << 30).await).await;
-    edges::forgotten_session(bounded(1 << 30).await, &bounded(1 << 30).await).await;
-    edges::dispose_releases_forgotten(bounded(1 << 30).await).await;
+    limits::forgotten_handles_release(&bounded(1 << 30).await).await;
+    limits::forgotten_session(bounded(1 << 30).await, &bounded(1 << 30).await).await;
+    limits::dispose_releases_forgotten(bounded(1 << 30).await).await;
 }
 
 /// The size arithmetic as wasm32 computes it: plans of shapes past 2^32 bytes are exact.
 #[wasm_bindgen_test]
 fn plans_past_4_gib() {
-    edges::plans_past_4_gib();
+    limits::plans_past_4_gib();
 }
 
 #[wasm_bindgen(inline_js = r#"
