@@ -34,8 +34,9 @@ pub(super) async fn nn_in_a_program(s: &Session, rng: &mut Rng) {
     p.output("y", g).unwrap();
     let before = p.nodes().len();
     let bad = p.constant(&[0.0, 5.0], &[2], DType::Int32).unwrap();
-    let e = p.gather(m, bad, 1).unwrap_err(); // axis 1 has 3 rows
-                                              // a bad node is INVALID_PROGRAM naming it (as every rejected attribute is when building)
+    // axis 1 has 3 rows: a bad node is INVALID_PROGRAM naming it (as every rejected attribute is
+    // when building)
+    let e = p.gather(m, bad, 1).unwrap_err();
     assert_eq!(e.code(), "INVALID_PROGRAM", "{e}");
     assert!(
         e.to_string()
