@@ -176,7 +176,5 @@ fn dispose_races_run() {
 /// The program-JSON fuzz property on the committed seeds, with dynamic dims up to 2^20.
 #[test]
 fn program_json_seeds_plan_in_64_bit_arithmetic() {
-    for seed in program_check::SEEDS {
-        program_check::check(seed.as_bytes());
-    }
+    program_check::check_seeds();
 }

@@ -105,7 +105,13 @@ fn process_metrics_sum_sessions_and_environment_configures_pools() {
     .unwrap();
     assert_eq!(o.pool_config().max_total_bytes, 4096);
     std::env::set_var("AFFON_POOL_OVERSIZE_THRESHOLD_BYTES", "big");
+    let before = common::ledger::ledger();
     let e = Session::new(SessionOptions::default()).unwrap_err();
+    common::ledger::assert_unchanged(
+        &before,
+        &common::ledger::ledger(),
+        "a malformed environment value",
+    );
     assert_eq!(e.code(), "INVALID_ARGUMENT");
     assert!(
         e.to_string().contains("AFFON_POOL_OVERSIZE_THRESHOLD_BYTES"),

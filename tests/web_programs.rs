@@ -61,7 +61,15 @@ async fn tidy_and_profile_in_rust() {
 #[wasm_bindgen(inline_js = r#"
 const code = (f) => { try { f(); return 'no error'; } catch (e) { return `${e.name}:${e.code}`; } };
 
-export async function apiExample(session, Program) {
+export async function apiExample(session, Program, ledger) {
+  // a failing run, alone: its name lands in `moved` if the ledger moved
+  const moved = [];
+  const same = (name, f) => {
+    const b = ledger();
+    const r = code(f);
+    if (ledger() !== b) moved.push(`${name} moved the ledger`);
+    return r;
+  };
   const p = new Program('running_mean');
   const x = p.input('x', 'float32', [-1, 4]);
   const acc = p.state('acc', 'float32', [4]);
@@ -87,9 +95,9 @@ export async function apiExample(session, Program) {
     flat: session.memory().numBytes - base,         // y + the acc copy
     stateBytes: state.byteLength,
     plan: exe.memoryPlan({ x: [3, 4] }),
-    badInput: code(() => exe.run({ z: input }, state)),
-    noState: code(() => exe.run({ x: input })),
-    notTensor: code(() => exe.run({ x: { id: input.id } }, state)),
+    badInput: same('badInput', () => exe.run({ z: input }, state)),
+    noState: same('noState', () => exe.run({ x: input })),
+    notTensor: same('notTensor', () => exe.run({ x: { id: input.id } }, state)),
     badJson: code(() => Program.fromJSON('{"format":"affon.program/1","name":"p","nodes":[{"op":"relu","args":[3]}]}')),
     cyclic: code(() => Program.fromJSON({ format: 'affon.program/1', name: 'p', nodes: [{ op: 'add', args: [0, 0] }] })),
     badNode: code(() => p.add(x, new Program('other').input('q', 'float32', [4]))),
@@ -105,9 +113,10 @@ export async function apiExample(session, Program) {
   };
   state.dispose();
   state[Symbol.dispose]();
-  out.stateDisposed = code(() => state.get('acc'));
+  out.stateDisposed = same('stateDisposed', () => state.get('acc'));
   exe[Symbol.dispose]();
-  out.exeDisposed = code(() => exe.run({ x: input }, state));
+  out.exeDisposed = same('exeDisposed', () => exe.run({ x: input }, state));
+  out.moved = moved;
   return out;
 }
 
@@ -170,7 +179,7 @@ export async function profileCase(session) {
 "#)]
 extern "C" {
     #[wasm_bindgen(js_name = apiExample)]
-    async fn api_example(session: JsValue, program: JsValue) -> JsValue;
+    async fn api_example(session: JsValue, program: JsValue, ledger: JsValue) -> JsValue;
     #[wasm_bindgen(js_name = tfjsCases)]
     fn tfjs_cases(session: JsValue) -> JsValue;
     #[wasm_bindgen(js_name = profileCase)]
@@ -210,7 +219,8 @@ fn program_class() -> JsValue {
 
 #[wasm_bindgen_test]
 async fn the_api_md_program_example_runs_unchanged() {
-    let out = api_example(js_session().await, program_class()).await;
+    let out = api_example(js_session().await, program_class(), ledger::js_ledger()).await;
+    ledger::assert_no_problems(&field(&out, "moved"), "in the failing runs");
     assert_eq!(field(&out, "name").as_string().unwrap(), "running_mean");
     assert_eq!(field(&out, "roundTrip").as_bool(), Some(true));
     // column sums of x: [5, 5, 5, 5] per run; after 10 runs acc = 50, y = relu(acc)

@@ -101,6 +101,7 @@ async fn check(s: &Session, k: &Case, x: &[f32]) {
                 k.window
             );
         }
+        assert_eq!(gx.len(), wg.len(), "{what} {:?}: input gradient", k.window);
         for (i, (&g, &w)) in gx.iter().zip(wg).enumerate() {
             assert!(
                 (g as f64 - w).abs() <= w.abs() * 1e-6,

@@ -164,6 +164,7 @@ async fn check(s: &Session, rng: &mut Rng, c: &Case) {
     let outs = exe
         .run(&feed, None)
         .unwrap_or_else(|e| panic!("{}: run: {e}", c.name));
+    assert_eq!(outs.len(), ins.len(), "{}: one gradient per input", c.name);
     for (i, (_, t)) in outs.iter().enumerate() {
         assert_eq!(
             t.shape(),

@@ -102,8 +102,10 @@ pub async fn an_idle_session_gives_its_cache_back() {
     let at = wait_until(10_000.0, || trimmed(&s))
         .await
         .expect("trimmed within 10 s");
+    // between the idle time and a quarter more (ticks of 75 ms), plus timer and polling latency
+    // (up to 1 s allowed on a loaded 2-core machine): not at the first tick, not many idle times late
     assert!(
-        at - last >= 290.0,
+        (290.0..=375.0 + 1000.0).contains(&(at - last)),
         "trimmed {} ms after the last release",
         at - last
     );

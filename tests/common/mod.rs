@@ -252,10 +252,12 @@ pub async fn misuse_changes_nothing(s: &Session) {
     assert_eq!(keep.item_f64().await.unwrap_err().code(), "SHAPE_MISMATCH");
     ledger::assert_unchanged(&before, &ledger::ledger(), "failed creation calls");
     keep.dispose();
+    let before = ledger::ledger();
     let e = keep.read::<f32>().await.unwrap_err();
     assert_eq!(e.code(), "DISPOSED");
     assert!(e.to_string().contains("tensor #"), "{e}");
     assert_eq!(keep.item_f64().await.unwrap_err().code(), "DISPOSED");
+    ledger::assert_unchanged(&before, &ledger::ledger(), "reads of a disposed tensor");
     assert!(keep.is_disposed());
     assert_eq!(keep.shape(), &[2], "a disposed handle stays readable");
 }

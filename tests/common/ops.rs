@@ -10,7 +10,7 @@
 //!   and `log` an absolute 2⁻²¹ near 1).
 //! - **scaled by the reduction length `n`**: `sum` `|g − w| ≤ 1e-5·n·max|x| + 1e-6`; `mean` that
 //!   bound divided by `n` (`1e-5·max|x| + 1e-6`); `matmul` `1e-5·k·max|a|·max|b| + 1e-6`;
-//!   `softmax` `1e-5·n·|w| + 1e-6` (`n` the axis length).
+//!   `softmax` `2e-5·|w| + 1e-6` (whatever the axis length).
 //!
 //! The reference computes float32 results exactly where the GPU must (single IEEE operations) and in
 //! float64 rounded once to float32 elsewhere. Integer arithmetic wraps (two's complement) and integer

@@ -252,7 +252,9 @@ pub async fn out_of_memory_forensics(s: &Session) {
     let a = s.ones(&[4096], DType::Float32).unwrap(); // 16 KiB, origin "ones"
     let b = a.square().unwrap(); // 16 KiB, "square"
     let c = b.square().unwrap();
+    let before = crate::ledger::ledger();
     let e = s.zeros(&[8192], DType::Float32).unwrap_err();
+    crate::ledger::assert_unchanged(&before, &crate::ledger::ledger(), "an out-of-memory zeros");
     let affon::Error::OutOfMemory {
         forensics: Some(f), ..
     } = &e

@@ -194,18 +194,22 @@ pub async fn device_loss(s: &Session) {
     drop(s.zeros(&[500], DType::Float32).unwrap()); // one cached buffer
     let exe = s.compile(&running_mean()).unwrap();
     let state = exe.create_state(&[]).unwrap();
+    let lost =
+        || affon::telemetry::find(&affon::telemetry::metrics(), "compute.execution", "devices_lost").unwrap();
+    let lost0 = lost();
     s.destroy_device();
     assert!(s.is_device_lost());
+    assert_eq!(lost(), lost0 + 1.0, "telemetry counts this session's lost device");
+    assert_eq!(s.stats().pool_cached_bytes, 0, "the cache is dropped on loss");
+    // after the loss, every failing call leaves the ledger as it was
+    let before = ledger();
     assert_eq!(code(s.zeros(&[4], DType::Float32)), "DEVICE_LOST");
     assert_eq!(code(a.square()), "DEVICE_LOST");
     assert_eq!(code(b.read::<f32>().await), "DEVICE_LOST");
     assert_eq!(code(s.sync().await), "DEVICE_LOST");
     let x = s.ones(&[1, 4], DType::Float32);
     assert_eq!(code(x), "DEVICE_LOST");
-    let lost =
-        affon::telemetry::find(&affon::telemetry::metrics(), "compute.execution", "devices_lost").unwrap();
-    assert!(lost >= 1.0, "telemetry reports the lost device");
-    assert_eq!(s.stats().pool_cached_bytes, 0, "the cache is dropped on loss");
+    assert_unchanged(&before, &ledger(), "calls on a lost device");
     for t in [a, b] {
         t.dispose();
     }

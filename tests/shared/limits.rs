@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use affon::{telemetry, DType, Program, Session};
 
-use crate::ledger::ledger;
+use crate::ledger::{ledger, Ledger};
 
 /// Element counts past 65,535 × 256 (a 2-D grid of elementwise and of reduction workgroups) run,
 /// against values computed here.
@@ -153,6 +153,7 @@ pub async fn forgotten_handles_release(s: &Session) {
 /// A session whose handle is forgotten stays open for its tensors; disposing a session releases
 /// its forgotten handles.
 pub async fn forgotten_session(make: Session, other: &Session) {
+    let label = make.label().to_string();
     let t = make.ones(&[4], DType::Float32).unwrap();
     let kept = make.ones(&[8], DType::Float32).unwrap();
     make.forget(); // as if the GC took the Session handle
@@ -160,11 +161,38 @@ pub async fn forgotten_session(make: Session, other: &Session) {
     assert_eq!(y.read::<f32>().await.unwrap(), vec![2.0; 4]);
     drop((t, y));
     kept.forget();
+    let other_before = other.stats();
     let before = ledger();
-    let _ = other; // another session's figures are unaffected either way
     let (handles, bytes) = telemetry::release_forgotten();
     assert_eq!((handles, bytes), (1, 32));
-    assert_ne!(before, ledger());
+    let after = ledger();
+    // `live_bytes`, process-wide (no labels) or of one session (0 once its records are gone)
+    let live = |l: &Ledger, session: Option<&str>| -> f64 {
+        l.0.iter()
+            .filter(|r| r.1 == "live_bytes")
+            .filter(|r| match session {
+                None => r.2.is_empty(),
+                Some(name) => r.2.contains(&format!("{name:?}")),
+            })
+            .map(|r| r.3)
+            .sum()
+    };
+    assert_eq!(
+        live(&before, None) - live(&after, None),
+        32.0,
+        "the process's live bytes"
+    );
+    assert_eq!(
+        live(&before, Some(&label)),
+        32.0,
+        "the forgotten session held only the kept tensor"
+    );
+    assert_eq!(live(&after, Some(&label)), 0.0, "and holds nothing after");
+    assert_eq!(
+        other.stats(),
+        other_before,
+        "another session's figures are unaffected"
+    );
 }
 
 /// Disposing a session releases its own forgotten handles.

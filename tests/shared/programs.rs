@@ -260,14 +260,20 @@ pub async fn program_errors_change_nothing(s: &Session) {
         vec![1.0, 2.0, 3.0, 4.0]
     );
     st2.dispose();
+    let before = crate::ledger::ledger();
     assert_eq!(code(exe.run(&[("x", &x)], Some(&st2))), "DISPOSED");
     assert_eq!(st2.get("acc").map(|_| ()).unwrap_err().code(), "DISPOSED");
+    crate::ledger::assert_unchanged(&before, &crate::ledger::ledger(), "a disposed state");
     x.dispose();
+    let before = crate::ledger::ledger();
     assert_eq!(code(exe.run(&[("x", &x)], Some(&state))), "DISPOSED");
+    crate::ledger::assert_unchanged(&before, &crate::ledger::ledger(), "a disposed input");
     exe.dispose();
     exe.dispose();
+    let before = crate::ledger::ledger();
     assert_eq!(code(exe.run(&[("x", &wrong)], Some(&state))), "DISPOSED");
     assert_eq!(exe.create_state(&[]).map(|_| ()).unwrap_err().code(), "DISPOSED");
+    crate::ledger::assert_unchanged(&before, &crate::ledger::ledger(), "a disposed executable");
 }
 
 /// Outputs that alias inputs, constants or each other are copies (fixups); constants are held

@@ -43,22 +43,30 @@ export async function jsErrors(session, ledger) {
   out.badData = code(() => session.tensor(['a'], [1]));
   out.fracInt = code(() => session.tensor([1.5], [1], 'int32'));
   out.unchanged = ledger() === before;
+  // each later failing call, alone: its name lands in `moved` if the ledger moved
+  out.moved = [];
+  const still = async (name, f) => {
+    const b = ledger();
+    const r = await acode(f);
+    if (ledger() !== b) out.moved.push(`${name} moved the ledger`);
+    return r;
+  };
   out.values = Array.from(await t.to_array());
   out.arrayType = (await t.toArray()).constructor.name;
   out.boolType = (await session.tensor([true, false, 1], [3], 'bool').to_array()).constructor.name;
   out.item = await session.fill([], 2.5).item();
-  out.itemMulti = await acode(() => t.item());
+  out.itemMulti = await still('itemMulti', () => t.item());
   t.dispose();
-  out.disposedRead = await acode(() => t.to_array());
-  out.disposedItem = await acode(() => t.item());
+  out.disposedRead = await still('disposedRead', () => t.to_array());
+  out.disposedItem = await still('disposedItem', () => t.item());
   out.disposed = t.disposed;
-  out.badOptions = await acode(() => session.constructor.create({ pool: { maxTotalBytes: -1 } }));
-  out.unknownOption = await acode(() => session.constructor.create({ pol: {} }));
-  out.badClasses = await acode(() => session.constructor.create({ pool: { sizeClasses: 3 } }));
-  out.badCacheLimit = await acode(() => session.constructor.create({ pool: { cacheLimitBytes: 1.5 } }));
+  out.badOptions = await still('badOptions', () => session.constructor.create({ pool: { maxTotalBytes: -1 } }));
+  out.unknownOption = await still('unknownOption', () => session.constructor.create({ pol: {} }));
+  out.badClasses = await still('badClasses', () => session.constructor.create({ pool: { sizeClasses: 3 } }));
+  out.badCacheLimit = await still('badCacheLimit', () => session.constructor.create({ pool: { cacheLimitBytes: 1.5 } }));
   const badIdle = [];
   for (const idleTrimMs of [-1, 1.5, 'soon', NaN, 2 ** 31]) {
-    badIdle.push(await acode(() => session.constructor.create({ pool: { idleTrimMs } })));
+    badIdle.push(await still(`idleTrimMs ${idleTrimMs}`, () => session.constructor.create({ pool: { idleTrimMs } })));
   }
   out.badIdleTrim = badIdle.join(' ');
   {
@@ -77,7 +85,7 @@ export async function jsErrors(session, ledger) {
   }
   session.dispose();
   session.dispose();
-  out.sessionDisposed = code(() => session.zeros([1]));
+  out.sessionDisposed = await still('sessionDisposed', () => session.zeros([1]));
   out.sessionDisposedFlag = session.disposed;
   using s2 = await session.constructor.create({ label: 'second' });
   out.label = s2.label;
@@ -154,6 +162,7 @@ async fn js_errors_carry_stable_codes() {
         Some(true),
         "failed calls changed the ledger"
     );
+    common::ledger::assert_no_problems(&field(&out, "moved"), "in the failing calls after the first");
     assert_eq!(field(&out, "disposed").as_bool(), Some(true));
     assert_eq!(field(&out, "sessionDisposedFlag").as_bool(), Some(true));
     assert_eq!(field(&out, "item").as_f64(), Some(2.5));

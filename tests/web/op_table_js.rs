@@ -52,13 +52,12 @@ export async function tableOps(session, Program, ledger) {
   const qn = q.input('x', 'float32', [-1, 4]);
   q.output('ls', q.logSoftmax(qn));
   const ls = session.compile(q).run({ x: x.reshape([1, 4]) }).ls;
-  out.logSoftmaxSumExp = Array.from(await ls.exp().sum().toArray())[0];
+  out.logSoftmax = Array.from(await ls.toArray());
   rejects('badClip', () => x.clipByValue(2, 1));
   const a = session.tensor([1, 2, 3, 4, 5, 6], [3, 2]);
   out.matmulT = Array.from(await a.matmul(a, true, false).toArray()); // aᵀa
-  const ln = x.reshape([1, 4]).layerNorm(session.ones([4]), session.zeros([4]));
-  const lv = Array.from(await ln.toArray());
-  out.layerNormMean = lv.reduce((p, c) => p + c, 0) / 4;
+  const gamma = session.tensor([1, 2, -1, 0.5], [4]), beta = session.tensor([0.5, 0, 1, -1], [4]);
+  out.layerNorm = Array.from(await x.reshape([1, 4]).layerNorm(gamma, beta).toArray());
   // TF.js creation and readback ergonomics
   const nested = session.tensor([[1, 2, 3], [4, 5, 6]]);
   out.nestedShape = nested.shape;
@@ -193,14 +192,32 @@ async fn op_table_js_surface() {
     assert_eq!(nums(&field(&out, "clip")), vec![-1.0, -0.5, 0.0, 1.0]);
     assert_eq!(nums(&field(&out, "expandShape")), vec![1.0, 4.0]);
     assert_eq!(field(&out, "anyTrue").as_f64(), Some(1.0));
-    let total = field(&out, "logSoftmaxSumExp").as_f64().unwrap();
-    assert!((total - 1.0).abs() < 1e-5, "Σ exp(logSoftmax) = {total}");
+    // float64 references over x = [-2, -0.5, 0, 1.5]: x − log Σ eˣ; (x − μ)/√(σ² + 1e-5)·γ + β
+    let xs = [-2.0f64, -0.5, 0.0, 1.5];
+    let lse = xs.iter().map(|v| v.exp()).sum::<f64>().ln();
+    let near = |k: &str, want: Vec<f64>| {
+        let got = nums(&field(&out, k));
+        assert_eq!(got.len(), want.len(), "{k}");
+        for (g, w) in got.iter().zip(&want) {
+            assert!(
+                (g - w).abs() <= 1e-5 * w.abs().max(1.0),
+                "{k}: {got:?} vs {want:?}"
+            );
+        }
+    };
+    near("logSoftmax", xs.iter().map(|v| v - lse).collect());
+    let mu = xs.iter().sum::<f64>() / 4.0;
+    let var = xs.iter().map(|v| (v - mu) * (v - mu)).sum::<f64>() / 4.0;
+    let (gamma, beta) = ([1.0, 2.0, -1.0, 0.5], [0.5, 0.0, 1.0, -1.0]);
+    let ln: Vec<f64> = (0..4)
+        .map(|i| (xs[i] - mu) / (var + 1e-5).sqrt() * gamma[i] + beta[i])
+        .collect();
+    near("layerNorm", ln);
     assert_eq!(
         field(&out, "badClip").as_string().as_deref(),
         Some("INVALID_ARGUMENT")
     );
     assert_eq!(nums(&field(&out, "matmulT")), vec![35.0, 44.0, 44.0, 56.0]);
-    assert!(field(&out, "layerNormMean").as_f64().unwrap().abs() < 1e-6);
     let json = |k: &str| {
         js_sys::JSON::stringify(&field(&out, k))
             .unwrap()

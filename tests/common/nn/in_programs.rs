@@ -220,4 +220,39 @@ pub(super) async fn epilogues_fuse_and_match(s: &Session, rng: &mut Rng) {
         data: e.read::<f32>().await.unwrap(),
     };
     compare("mobilenet block fused vs eager", &got, &want, close);
+    // and against float64 (the eager ops fuse the same way): depthwise, the per-channel affine
+    // and clamp, pointwise, the residual
+    let x64 = f64s(&x);
+    let (_, dref, _) = conv_f64(
+        &x64,
+        &[1, 6, 6, 4],
+        &f64s(&dw),
+        &[3, 3, 4, 1],
+        Pair::ONE,
+        Pad::SAME,
+        Pair::ONE,
+        true,
+    );
+    let c = |h: &Host<f32>, i: usize| h.data[i % 4] as f64;
+    let act: Vec<f64> = (0..dref.len())
+        .map(|i| ((dref[i] - c(&mean, i)) * c(&scale, i) + c(&shift, i)).clamp(0.0, 6.0))
+        .collect();
+    let (_, q, _) = conv_f64(
+        &act,
+        &[1, 6, 6, 4],
+        &f64s(&pw),
+        &[1, 1, 4, 4],
+        Pair::ONE,
+        Pad::VALID,
+        Pair::ONE,
+        false,
+    );
+    assert_eq!(q.len(), x64.len());
+    let reference = Host::from_fn(&[1, 6, 6, 4], |i| (q[i] + x64[i]) as f32);
+    compare(
+        "mobilenet block vs float64",
+        &got,
+        &reference,
+        Tol::Close { rel: 1e-4, abs: 1e-4 },
+    );
 }
