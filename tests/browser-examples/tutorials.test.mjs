@@ -6,6 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { launch, open } from '../browser/chromium.mjs';
+import { greedyMismatches } from './reference.mjs';
 
 let env;
 before(async () => { env = await launch(); });
@@ -68,4 +69,8 @@ const session = await Session.create({ label: 'kv-tutorial' });`;
   assert.deepEqual([...r.grown].sort(), ['k0', 'k1', 'v0', 'v1'].map((n) => `state '${n}' of program 'decode'`));
   assert.equal(r.tokens.length, 8);
   assert.deepEqual(r.tokens.slice(0, 4), [3, 14, 15, 9]);
+  // the 4 generated tokens against the float64 decoder (reference.mjs): the reference's argMax
+  // wherever its top-2 margin exceeds 1e-3 of the logit scale
+  const { mismatches, ties } = greedyMismatches(r.tokens, 4);
+  assert.deepEqual(mismatches, [], `generated ${r.tokens.slice(4)} (${ties} near-ties)`);
 });

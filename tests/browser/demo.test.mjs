@@ -34,6 +34,11 @@ test('demo page shows exact live figures as tensors are made and disposed', asyn
 test('the seed snippet runs unchanged through the std:telemetry import map', async () => {
   const { page, errors } = await open(env, '/www/');
   await page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+  // the demo's session holds 10 float32[1000] first (40,000 B), so the process-wide record and the
+  // snippet session's own one differ
+  await page.fill('#elements', '1000');
+  await page.selectOption('#dtype', 'float32');
+  await page.click('#make');
   const out = await page.evaluate(async () => {
     const { default: telemetry } = await import('std:telemetry');
     const { Session } = await import('../pkg/affon.js');
@@ -49,7 +54,7 @@ test('the seed snippet runs unchanged through the std:telemetry import map', asy
     session.dispose();
     return { liveTensorBytes, mine, afterDispose, disposed: t.disposed };
   });
-  assert.ok(out.liveTensorBytes >= 1024, `process live bytes ${out.liveTensorBytes}`);
+  assert.equal(out.liveTensorBytes, 40_000 + 1024, 'process-wide: the demo\'s tensors and the snippet\'s');
   assert.equal(out.mine, 1024);
   assert.equal(out.afterDispose, 0);
   assert.equal(out.disposed, true);

@@ -45,7 +45,9 @@ test('captured baseline / warm / steady: comparison, verdict, report and timelin
   assert.deepEqual(report.inputs, [{ name: 'a', shape: [64, 1024], dtype: 'float32' }]);
   assert.equal(report.context.panel.diagnosisSource, 'captured baseline/warm/steady');
   assert.match(report.context.pattern, /square/);
-  for (const s of ['baseline', 'warm', 'steady']) assert.ok(report.snapshots[s].figures.liveBytes >= 0, s);
+  // the leak's tensors are whole [64, 1024] float32s, more at each capture
+  const live = ['baseline', 'warm', 'steady'].map((k) => report.snapshots[k].figures.liveBytes);
+  assert.ok(live.every((b) => Number.isInteger(b) && b % KIB256 === 0) && live[0] < live[1] && live[1] < live[2], `${live}`);
   assert.equal(report.snapshots.steady.figures.liveBytes - report.snapshots.warm.figures.liveBytes,
     report.snapshots.steadyIterations * KIB256);
   assert.ok(report.ownership.owners.some((o) => o.origin === 'square'));
@@ -61,6 +63,16 @@ test('captured baseline / warm / steady: comparison, verdict, report and timelin
     'compute.memory/pool_bytes,compute.memory/pool_cached_bytes,compute.storage/live_tensors,' +
     'runtime.memory/wasm_memory_bytes,runtime.memory/js_heap_used_bytes');
   assert.ok(lines.length >= 4, `${lines.length} lines`);
+  // every row: ten fields, the first eight finite numbers; under the leak, live bytes are whole
+  // tensors, never fall, and rose
+  const rows = lines.slice(1).map((l) => l.split(','));
+  for (const r of rows) {
+    assert.equal(r.length, 10, r.join(','));
+    assert.ok(r.slice(0, 8).every((v) => v !== '' && Number.isFinite(Number(v))), r.join(','));
+  }
+  const liveCol = rows.map((r) => Number(r[3]));
+  assert.ok(liveCol.every((b, i) => b % KIB256 === 0 && (i === 0 || b >= liveCol[i - 1])), `${liveCol}`);
+  assert.ok(liveCol.at(-1) > liveCol[0], `${liveCol}`);
   await page.screenshot({ path: 'test-output/panel-captured.png', fullPage: true });
   await stop(page);
   assert.deepEqual(errors, []);
@@ -137,6 +149,11 @@ test('export trace: records in the page and downloads Chrome Trace Event JSON', 
   }
   const counters = trace.traceEvents.filter((e) => e.ph === 'C' && e.args?.live_bytes !== undefined);
   assert.ok(counters.length > 0, 'live-bytes counter events');
+  // square inside tidy: `a` alone between iterations, `a` and its square inside one, so the live
+  // bytes alternate between one and two [64, 1024] float32s, ending between iterations
+  const values = counters.map((e) => e.args.live_bytes);
+  assert.ok(values.every((v) => v === KIB256 || v === 2 * KIB256), `${[...new Set(values)]}`);
+  assert.ok(values.includes(2 * KIB256) && values.at(-1) === KIB256, `${values.slice(-4)}`);
   assert.equal(await button.textContent(), 'record trace');
   assert.equal(await page.evaluate(() => window.affonDemo.panel.tracing), false);
   fs.writeFileSync('test-output/panel-trace.json', JSON.stringify(trace));

@@ -39,8 +39,26 @@ export async function run(page, id, rate = 200) {
   return Date.now();
 }
 
-export const verdict = (page, v, timeout = 30_000) =>
-  page.waitForSelector(`#memory-panel .ap-verdict[data-verdict="${v}"]`, { timeout });
+/** The workload loop and the panel are healthy: neither caught an error, and the loop is running and
+ *  still iterating — so a verdict (`steady` above all) is about a live loop, not one that died. */
+export async function healthy(page) {
+  const s = await page.evaluate(() => ({
+    runner: String(window.affonDemo.runner.error ?? ''),
+    panel: String(window.affonDemo.panel.error ?? ''),
+    running: document.querySelector('#loop-status')?.classList.contains('running') ?? false,
+    iterations: window.affonDemo.runner.iterations,
+  }));
+  assert.equal(s.runner, '', 'the workload loop caught no error');
+  assert.equal(s.panel, '', 'the panel caught no error');
+  assert.equal(s.running, true, 'the loop is running');
+  await page.waitForFunction((i) => window.affonDemo.runner.iterations > i, s.iterations, { timeout: 10_000 });
+}
+
+/** Waits for the panel's verdict `v`, then checks the loop behind it is alive ([`healthy`]). */
+export async function verdict(page, v, timeout = 30_000) {
+  await page.waitForSelector(`#memory-panel .ap-verdict[data-verdict="${v}"]`, { timeout });
+  await healthy(page);
+}
 
 export const panelData = (page) => page.evaluate(() => {
   const p = window.affonDemo.panel;

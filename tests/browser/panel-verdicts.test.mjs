@@ -5,7 +5,7 @@
 // outputs/states/models, a table built once).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { useChromium, KIB256, COLS_BYTES, demo, run, verdict, panelData, stop } from './panel-helpers.mjs';
+import { useChromium, KIB256, COLS_BYTES, demo, run, verdict, healthy, panelData, stop } from './panel-helpers.mjs';
 
 useChromium();
 
@@ -59,6 +59,7 @@ test('the same loop inside tidy: verdict steady, live bytes flat', async () => {
   await verdict(page, 'steady');
   await page.waitForTimeout(1500);
   assert.equal(await page.locator('#memory-panel .ap-verdict').getAttribute('data-verdict'), 'steady', 'still steady 1.5 s later');
+  await healthy(page); // and the loop still running
   const { timeline, diagnosis } = await panelData(page);
   assert.equal(diagnosis.verdict, 'steady');
   assert.deepEqual(diagnosis.grownOrigins, []);

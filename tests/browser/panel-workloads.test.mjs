@@ -5,14 +5,23 @@
 // bands, hover tip and capture diff.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { useChromium, site, demo, run, stop, panelData, untilOrExplain, bandsOf, hoverNewest, diffOf } from './panel-helpers.mjs';
+import { useChromium, site, demo, run, stop, healthy, panelData, untilOrExplain, bandsOf, hoverNewest, diffOf } from './panel-helpers.mjs';
+import { greedyMismatches } from '../browser-examples/reference.mjs';
 
 useChromium();
+
+// spirals_step (MLP 2-32-32-2, Adam): each parameter's float32 elements; its Adam slots `<p>/m` and
+// `<p>/v` have as many; `adam/t` is one float32 (API.md, Training)
+const PARAM_FLOATS = { w0: 2 * 32, b0: 32, w1: 32 * 32, b1: 32, w2: 32 * 2, b2: 2 };
+const STATE_NAMES = [...Object.keys(PARAM_FLOATS).flatMap((n) => [n, `${n}/m`, `${n}/v`]), 'adam/t'];
+const stateBytes = (name) => (name === 'adam/t' ? 4 : 4 * PARAM_FLOATS[name.split('/')[0]]);
+const stateOrigin = (name) => `state '${name}' of program 'spirals_step'`;
 
 test('training workloads: the compiled step is steady; a recreated optimizer state and a kept loss history leak, named', async () => {
   const { page, errors } = await demo();
   await run(page, 'train-step', 10); // a training step takes ~0.1 s on SwiftShader
   await untilOrExplain(page, () => window.affonDemo.panel.diagnosis?.verdict === 'steady');
+  await healthy(page);
   {
     const { diagnosis } = await panelData(page);
     assert.deepEqual(diagnosis.grownOrigins ?? [], []);
@@ -20,9 +29,13 @@ test('training workloads: the compiled step is steady; a recreated optimizer sta
     const st = await page.evaluate(() => {
       const t = window.affonDemo.panel.storageTimeline;
       const bands = t.bands.filter((b) => /^state '.*' of program 'spirals_step'$/.test(b.origin));
-      return { bands: bands.length, fromFirst: bands.filter((b) => b.from === 0 && b.to === t.polls.length - 1).length, polls: t.polls.length };
+      return { origins: bands.map((b) => b.origin).sort(), bytes: Object.fromEntries(bands.map((b) => [b.origin, b.bytes])), fromFirst: bands.filter((b) => b.from === 0 && b.to === t.polls.length - 1).length, polls: t.polls.length, stateBytes: window.affonDemo.runner.ctx.state.byteLength };
     });
-    assert.ok(st.bands > 0 && st.fromFirst === st.bands && st.polls >= 5, JSON.stringify(st));
+    // one band per parameter and slot (19), each of its own bytes, all alive from the first poll
+    assert.deepEqual(st.origins, STATE_NAMES.map(stateOrigin).sort(), JSON.stringify(st));
+    assert.deepEqual(st.bytes, Object.fromEntries(STATE_NAMES.map((n) => [stateOrigin(n), stateBytes(n)])));
+    assert.ok(st.fromFirst === STATE_NAMES.length && st.polls >= 5, JSON.stringify(st));
+    assert.equal(st.stateBytes, STATE_NAMES.reduce((a, n) => a + stateBytes(n), 0), 'the state holds exactly its slots');
     // the live loss curve under the workload: the loss read back every 5th step, falling
     const loss = await page.evaluate(() => {
       const l = window.affonDemo.runner.ctx.losses;
@@ -61,7 +74,8 @@ test('training workloads: the compiled step is steady; a recreated optimizer sta
     const b = await bandsOf(page, slot);
     assert.ok(b.bands >= 3 && b.alive === b.bands && b.starts >= 3, JSON.stringify(b));
     const d = await diffOf(page, slot);
-    assert.ok(d && d.added > 0 && d.removed === 0 && d.addedBytes % d.added === 0, JSON.stringify(d));
+    const name = /^state '(.*)' of program 'spirals_step'$/.exec(slot)[1];
+    assert.ok(d && d.added > 0 && d.removed === 0 && d.addedBytes === stateBytes(name) * d.added, `${slot}: ${JSON.stringify(d)}`);
   }
   await stop(page);
   assert.deepEqual(errors, []);
@@ -71,6 +85,7 @@ test('decoding workloads: one reused KV cache is steady; a new cache per generat
   const { page, errors } = await demo();
   await run(page, 'decode-cache-reused', 5); // a greedy generate call (7 steps, each token read back) an iteration
   await untilOrExplain(page, () => window.affonDemo.panel.diagnosis?.verdict === 'steady');
+  await healthy(page);
   {
     const { diagnosis } = await panelData(page);
     assert.deepEqual(diagnosis.grownOrigins ?? [], []);
@@ -85,7 +100,7 @@ test('decoding workloads: one reused KV cache is steady; a new cache per generat
     assert.deepEqual({ bands: c.bands, bytes: c.bytes, fromFirst: c.fromFirst }, { bands: 4, bytes: [8192], fromFirst: 4 }, JSON.stringify(c));
   }
   await page.click('#stop');
-  // the demo's greedy tokens (compiled step, reused cache, after many calls) are the eager path's
+  // the demo's greedy tokens (compiled step, reused cache, after many calls): the float64 decoder's
   const decoded = await page.evaluate(async () => {
     const d = await import('./examples/decoder.js');
     const { tokens, calls } = window.affonDemo.runner.ctx;
@@ -94,8 +109,12 @@ test('decoding workloads: one reused KV cache is steady; a new cache per generat
   });
   assert.ok(decoded.calls >= 5, `${decoded.calls} generate calls`);
   assert.equal(decoded.tokens.length, 8);
-  assert.deepEqual(decoded.tokens, decoded.eager);
   assert.deepEqual(decoded.tokens.slice(0, 4), [3, 14, 15, 9], 'the prompt');
+  // the generated tokens against the float64 decoder (the eager path runs the same kernels, so it
+  // is a consistency check only)
+  const g = greedyMismatches(decoded.tokens, 4);
+  assert.deepEqual(g.mismatches, [], JSON.stringify(g));
+  assert.deepEqual(decoded.tokens, decoded.eager);
   await page.click('#release');
   await run(page, 'decode-new-cache', 5);
   await untilOrExplain(page, () => (window.affonDemo.panel.diagnosis?.grownOrigins ?? []).includes("state 'k0' of program 'decode'"));
@@ -121,13 +140,22 @@ test('frame workloads: a convnet over frames is steady with outputs disposed; ke
   const { page, errors } = await demo();
   await run(page, 'frames-convnet', 10);
   await untilOrExplain(page, () => window.affonDemo.panel.diagnosis?.verdict === 'steady');
+  await healthy(page);
   {
     // outputs are disposed every frame: none is alive in the newest poll, and the constants' bands
     // (created once) are all alive from the first poll
     const out = await bandsOf(page, "program 'mobilenet' output 'probs'");
     assert.equal(out.alive, 0, JSON.stringify(out));
     const consts = await bandsOf(page, "constant of program 'mobilenet'");
-    assert.ok(consts.bands > 0 && consts.alive === consts.bands && consts.starts === 1, JSON.stringify(consts));
+    // one per constant node of the compiled program (its weights, and each batchNorm's epsilon and
+    // relu6's bounds), counted in the program's JSON
+    const nodes = await page.evaluate(async () => {
+      const f = await import('./examples/frames.js');
+      const { Program } = await import('../pkg/affon.js');
+      const json = f.program(Program, f.weights(0)).toJSON();
+      return { constants: json.nodes.filter((n) => n.op === 'constant').length, weights: Object.keys(f.weights(0)).length };
+    });
+    assert.ok(nodes.constants > nodes.weights && consts.bands === nodes.constants && consts.alive === consts.bands && consts.starts === 1, JSON.stringify({ ...nodes, ...consts }));
   }
   await stop(page);
   await run(page, 'frames-history', 10);

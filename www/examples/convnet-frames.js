@@ -51,5 +51,7 @@ example(async () => {
   exe.dispose();
   const bytesAtEnd = session.memory().numBytes;
   session.dispose();
-  return { diff, classes, good: { verdict: good.verdict, summary: good.summary }, leaky: { verdict: leaky.verdict, grown: leaky.grownOrigins }, bytesAtEnd };
+  // probs: frame 0's compiled probabilities at full precision, for the float64 reference in
+  // tests/browser-examples/ (the 4 decimals printed above cannot tell frame 0 from a grey frame)
+  return { diff, probs: Array.from(a), classes, good: { verdict: good.verdict, summary: good.summary }, leaky: { verdict: leaky.verdict, grown: leaky.grownOrigins }, bytesAtEnd };
 });

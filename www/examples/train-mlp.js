@@ -62,5 +62,7 @@ example(async () => {
   const bytesAtEnd = session.memory().numBytes;
   session.dispose();
   const runtime = (snap) => (snap ?? []).filter((m) => m.scope === 'runtime.memory').map((m) => [m.name, m.value]);
-  return { curvePoints: curve[0].length, summary: d.summary, runtimeWarm: runtime(d.snapshots?.warm), runtimeAfter: runtime(d.snapshots?.after), settled, end, accuracy: acc, verdict: d.verdict, flat, firstLoss: losses[0], lastLoss: losses.at(-1), stateBytes, bytesAtEnd };
+  // liveBytes: session.memory().numBytes after the first step (`flat`: after every step the same),
+  // for tests/browser-examples/ to check against the bytes the shapes imply
+  return { liveBytes: liveAfter[0], curvePoints: curve[0].length, summary: d.summary, runtimeWarm: runtime(d.snapshots?.warm), runtimeAfter: runtime(d.snapshots?.after), settled, end, accuracy: acc, verdict: d.verdict, flat, firstLoss: losses[0], lastLoss: losses.at(-1), stateBytes, bytesAtEnd };
 });
