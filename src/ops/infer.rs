@@ -15,10 +15,11 @@ pub(super) fn show(d: &[Option<usize>]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
-/// Normalises an axis (negative counts from the end) for a tensor of `rank`.
+/// Normalises an axis (negative counts from the end) for a tensor of `rank`: `-rank ≤ a < rank`, so
+/// a scalar (rank 0) has no axis at all, as in TF.js.
 pub fn axis(op: &str, a: i64, rank: usize) -> Result<usize> {
     let r = rank as i64;
-    if a < -r || a >= r.max(1) || (rank == 0 && a != 0 && a != -1) {
+    if a < -r || a >= r {
         return Err(Error::InvalidArgument(format!(
             "{op}: axis {a} is out of range for a tensor of rank {rank}"
         )));
@@ -299,6 +300,12 @@ mod tests {
                 .code(),
             "INVALID_ARGUMENT"
         );
+        // a scalar has no axis: 0 and -1 alike are out of range (all axes, `[]`, is the scalar)
+        for a in [0, -1] {
+            let e = infer(&sum(vec![a], false), &[(k(&[]), f)]).unwrap_err();
+            assert_eq!(e.code(), "INVALID_ARGUMENT", "axis {a}: {e}");
+        }
+        assert_eq!(infer(&sum(vec![], false), &[(k(&[]), f)]).unwrap().0, k(&[]));
         assert_eq!(
             infer(
                 &Op::MatMul {

@@ -203,6 +203,13 @@ pub async fn program_errors_change_nothing(s: &Session) {
         bad.reshape(i, vec![-2i64, 3]).unwrap_err().code(),
         "INVALID_ARGUMENT"
     );
+    // a scalar has no axis 0: the node is refused (INVALID_PROGRAM, naming it) when it is added
+    let sc = bad.state("sc", DType::Float32, &[]).unwrap();
+    let nodes = bad.nodes().len();
+    let e = bad.max(sc, &[0], false).unwrap_err();
+    assert_eq!(e.code(), "INVALID_PROGRAM", "{e}");
+    assert!(e.to_string().contains("axis 0"), "{e}");
+    assert_eq!(bad.nodes().len(), nodes, "a refused node is not added");
     // the internal gradient ops a program's JSON may name: their shapes are checked like any op's
     // (x, filter and g must be a forward convolution's), never trusted by the kernels
     let conv_grad = |op: &str, x: &str, f: &str, g: &str, dw: bool| {

@@ -165,10 +165,11 @@ pub async fn error_cases(s: &Session) {
     let a4 = s.tensor(&[1.0f32; 4], &[4]).unwrap();
     let a24 = s.tensor(&[1.0f32; 8], &[2, 4]).unwrap();
     let i23 = s.tensor(&[1i32; 6], &[2, 3]).unwrap();
+    let scalar = s.tensor(&[3.0f32], &[]).unwrap();
     let before = s.stats();
     // each failed call leaves every compute.storage / compute.memory record where it was
     type Call<'a> = Box<dyn FnOnce() -> Result<Tensor> + 'a>;
-    let cases: [(&str, Call, &str); 5] = [
+    let cases: [(&str, Call, &str); 7] = [
         ("add [2, 3] + [4]", Box::new(|| a23.add(&a4)), "SHAPE_MISMATCH"),
         (
             "add float32 + int32",
@@ -184,6 +185,18 @@ pub async fn error_cases(s: &Session) {
         (
             "sum [2, 3] axis 5",
             Box::new(|| a23.sum(&[5], false)),
+            "INVALID_ARGUMENT",
+        ),
+        // a scalar has no axis (TF.js: "in range [-0, 0)"); axis 0 was accepted (found by the
+        // browser property test)
+        (
+            "max [] axis 0",
+            Box::new(|| scalar.max(&[0], true)),
+            "INVALID_ARGUMENT",
+        ),
+        (
+            "softmax [] axis -1",
+            Box::new(|| scalar.softmax(-1)),
             "INVALID_ARGUMENT",
         ),
     ];
