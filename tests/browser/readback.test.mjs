@@ -4,7 +4,9 @@
 // after the flush the calls before them had scheduled: a compiled run followed by `item()` took two
 // submissions, the run's dispatches and then the copy (`bench-kernel-study a9`, `counts`).
 // What a user relies on: one submission per run-and-read, the values, a promise (never a throw) for
-// an error, and a read started before `dispose()` still resolving to the values.
+// an error, and a read started before `dispose()` still resolving to the values. A rejected read moves
+// no compute.storage / compute.memory record, labelled ones included (API.md, Errors: "A failed call
+// changes no accounting"): each error case is compared before the call and after its rejection.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, open } from './chromium.mjs';
@@ -17,7 +19,7 @@ test('a run or an eager chain read back right after the call is one submission; 
   const { page, errors } = await open(env, '/www/');
   await page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
   const out = await page.evaluate(async () => {
-    const { Session, Program } = await import('/pkg/affon.js');
+    const { Session, Program, telemetry } = await import('/pkg/affon.js');
     let submits = 0;
     const submit = GPUQueue.prototype.submit;
     GPUQueue.prototype.submit = function (...a) { submits++; return submit.apply(this, a); };
@@ -45,14 +47,34 @@ test('a run or an eager chain read back right after the call is one submission; 
     t.dispose();
     out.freedAtDispose = live1 - s.memory().numBytes;
     out.readAfterDispose = Array.from(await started);
-    // errors: a promise that rejects with an AffonError, not a throw
+    // errors: a promise that rejects with an AffonError, not a throw, and moves no accounting record
     const errorOf = (f) => { let p; try { p = f(); } catch (e) { return Promise.resolve(`threw ${e.name}:${e.code}`); } return p.then(() => 'resolved', (e) => `rejected ${e.name}:${e.code}`); };
-    out.disposedItem = await errorOf(() => t.item());
-    out.disposedArray = await errorOf(() => t.array());
-    out.multiItem = await errorOf(() => x.item());
+    // every compute.storage / compute.memory record, keyed by scope, name and labels (keys sorted)
+    const ledger = () => {
+      const o = {};
+      for (const m of telemetry.metrics()) {
+        if (m.scope !== 'compute.storage' && m.scope !== 'compute.memory') continue;
+        const labels = m.labels ? ` ${JSON.stringify(Object.fromEntries(Object.keys(m.labels).sort().map((k) => [k, m.labels[k]])))}` : '';
+        o[`${m.scope}/${m.name}${labels}`] = m.value;
+      }
+      return o;
+    };
+    // The earlier work settled first (a task boundary), so that only the call itself runs between the
+    // two snapshots: the snapshot is taken right before it, the second once its promise has settled.
+    const unmoved = async (f) => {
+      await new Promise((r) => setTimeout(r, 0));
+      const before = ledger();
+      const result = await errorOf(f);
+      const after = ledger();
+      const moved = Object.keys({ ...before, ...after }).filter((k) => before[k] !== after[k]).map((k) => `${k}: ${before[k]} → ${after[k]}`);
+      return { result, moved };
+    };
+    out.disposedItem = await unmoved(() => t.item());
+    out.disposedArray = await unmoved(() => t.array());
+    out.multiItem = await unmoved(() => x.item());
     const gone = await Session.create({ label: 'gone' });
     gone.dispose();
-    out.disposedSync = await errorOf(() => gone.sync());
+    out.disposedSync = await unmoved(() => gone.sync());
     GPUQueue.prototype.submit = submit;
     exe.dispose(); x.dispose(); s.dispose();
     return out;
@@ -70,9 +92,12 @@ test('a run or an eager chain read back right after the call is one submission; 
   assert.equal(out.sync.submits, 1, 'an op then sync(): one submission');
   assert.equal(out.freedAtDispose, 12, 'dispose() releases the storage while the read is in flight');
   assert.deepEqual(out.readAfterDispose, [6, 7, 8]);
-  assert.equal(out.disposedItem, 'rejected AffonError:DISPOSED');
-  assert.equal(out.disposedArray, 'rejected AffonError:DISPOSED');
-  assert.equal(out.multiItem, 'rejected AffonError:SHAPE_MISMATCH');
-  assert.equal(out.disposedSync, 'rejected AffonError:SESSION_DISPOSED');
+  assert.equal(out.disposedItem.result, 'rejected AffonError:DISPOSED');
+  assert.equal(out.disposedArray.result, 'rejected AffonError:DISPOSED');
+  assert.equal(out.multiItem.result, 'rejected AffonError:SHAPE_MISMATCH');
+  assert.equal(out.disposedSync.result, 'rejected AffonError:SESSION_DISPOSED');
+  for (const k of ['disposedItem', 'disposedArray', 'multiItem', 'disposedSync']) {
+    assert.deepEqual(out[k].moved, [], `${k}: a rejected read moved accounting records`);
+  }
   assert.deepEqual(errors, []);
 });
