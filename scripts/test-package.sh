@@ -5,8 +5,8 @@
 #      `vite preview` and check in headless Chromium (WebGPU) that `affon` and `affon/std-telemetry`
 #      imported by package name ran a tensor op and reported live bytes (tests/vite-app/app.test.mjs);
 #   3. install it into tests/types/ and type-check tests/types/usage.ts with `tsc --noEmit --strict`.
-# Installs what is missing (npm; pkg/ via scripts/build-pkg.sh if absent). Tests the pkg/ that is
-# there: rebuild it first (scripts/build-pkg.sh) after changing src/.
+# Installs what is missing (npm); builds pkg/ (scripts/build-pkg.sh) when it is absent or older than
+# anything it is built from (src/, shaders/, Cargo.toml, Cargo.lock, scripts/build-pkg.sh).
 # Usage: scripts/test-package.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +14,10 @@ root=$PWD
 step() { printf '\n==> %s\n' "$*"; }
 npm_install() { npm install --no-audit --no-fund --loglevel=error "$@"; }
 
-[ -f pkg/package.json ] || scripts/build-pkg.sh
+if [ ! -f pkg/package.json ] || [ ! -f pkg/affon_bg.wasm ] ||
+  [ -n "$(find src shaders Cargo.toml Cargo.lock scripts/build-pkg.sh -newer pkg/affon_bg.wasm -print -quit)" ]; then
+  scripts/build-pkg.sh
+fi
 [ -d node_modules/playwright-core ] || npm_install # Playwright for the browser check
 
 step "npm pack pkg/"

@@ -11,7 +11,7 @@ test('seed snippets: std:telemetry import, before/warm/after, and a diagnosis of
   const { page, errors } = await open(env, '/tests/browser/fixtures/seed.html');
   await page.waitForSelector('body[data-done="true"]', { state: 'attached', timeout: 30_000 });
   const r = await page.evaluate(() => window.seedResult);
-  assert.equal(r.liveTensorBytes, 4000, 'x = ones([1000]) is live when snippet 1 runs');
+  assert.equal(r.liveTensorBytes, 4000 + 8, 'process-wide: x = ones([1000]) and the other session\'s [2]');
   assert.equal(r.logged, 1);
   assert.equal(r.verdict, 'ownership-leak');
   assert.deepEqual(r.grown, ['square']);
