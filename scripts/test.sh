@@ -27,7 +27,25 @@ step "cargo doc (no warnings)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 step "browser tests (wasm-bindgen-test, headless Chromium, WebGPU)"
 # SwiftShader on 2 cores: the grid-splitting tests move 64 MiB tensors; the default 20 s per test is tight
-WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-300} wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver
+wasm_log=$(mktemp)
+run_wasm_tests() {
+  WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-300} wasm-pack test --headless --chrome \
+    --chromedriver /usr/bin/chromedriver 2>&1 | tee "$wasm_log"
+  return "${PIPESTATUS[0]}"
+}
+if ! run_wasm_tests; then
+  # Headless Chrome now and then never finishes loading a test page: the runner's page still says
+  # "Loading scripts..." when it gives up, and the driver logs "Timed out receiving message from
+  # renderer" (wasm-pack#783; seen once in this project's CI runs, 2026-12-05). No test ran, so the
+  # browser tests run once more; any other failure (a test that failed, panicked or timed out while
+  # running) fails at once.
+  if grep -q 'Loading scripts\.\.\.Failed to detect test as having been run' "$wasm_log"; then
+    step "browser tests once more: headless Chrome never loaded a test page (no test ran)"
+    run_wasm_tests
+  else
+    exit 1
+  fi
+fi
 step "build pkg/ and run Playwright tests"
 scripts/build-pkg.sh
 node --test tests/browser/ tests/browser-examples/
