@@ -1,7 +1,8 @@
 //! What bounds an elementwise kernel on this adapter (BENCHMARKS.md "Native"): the compiled chain of
 //! `workloads`'s bandwidth row (x·x, relu, sqrt, neg, exp, abs, square, tanh) over 16M floats as
 //! affon runs it, the same chain as a plain WGSL vec4 kernel, a bare vec4 copy (no arithmetic),
-//! and the chain with every load from an address the 8 lanes share (each lane selecting its own),
+//! the chain with every load from an address the 8 lanes share (each lane selecting its own), and
+//! other shapes of the same work (workgroups of 256, several vec4s a lane, WGSL's `tanh`),
 //! beside a 64 MiB host memcpy. Each figure: the median of 9 runs to a queue drain, as GiB/s read +
 //! written. Run with `LP_NUM_THREADS=1` to see lavapipe's scaling with threads.
 //!
@@ -75,9 +76,25 @@ mod native {
             @group(0) @binding(1) var<storage, read_write> b: array<vec4<f32>>;\n";
         let lane = "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>, \
             @builtin(num_workgroups) n: vec3<u32>) { let i = g.x + g.y * n.x * 64u;";
+        // the same index for 256 invocations a workgroup, and a lane index `j` for forms taking
+        // several vec4s a lane (workgroups of 64)
+        let lane256 = "@compute @workgroup_size(256) fn main(@builtin(global_invocation_id) g: vec3<u32>, \
+            @builtin(num_workgroups) n: vec3<u32>) { let i = g.x + g.y * n.x * 256u;";
+        let lane64 = "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>, \
+            @builtin(num_workgroups) n: vec3<u32>) { let j = g.x + g.y * n.x * 64u;";
         let forms = [
             ("WGSL: the same chain, a vec4 a lane", format!("{head}{lane} let v = a[i]; {CHAIN} b[i] = r; }}"), 64),
             ("WGSL: a bare vec4 copy", format!("{head}{lane} b[i] = a[i]; }}"), 64),
+            ("WGSL: the chain, workgroups of 256", format!("{head}{lane256} let v = a[i]; {CHAIN} b[i] = r; }}"), 256),
+            ("WGSL: a bare copy, workgroups of 256", format!("{head}{lane256} b[i] = a[i]; }}"), 256),
+            ("WGSL: the chain with the tanh builtin", format!("{head}{lane} let v = a[i]; let e = exp(-sqrt(max(v * v, vec4(0.0)))); \
+                let q = abs(e) * abs(e); b[i] = tanh(q); }}"), 64),
+            ("WGSL: the chain, 2 adjacent vec4s a lane", format!("{head}{lane64} for (var k = 0u; k < 2u; k++) {{ \
+                let i = j * 2u + k; let v = a[i]; {CHAIN} b[i] = r; }} }}"), 128),
+            ("WGSL: the chain, 4 vec4s a lane, 1/4 apart", format!("{head}{lane64} for (var k = 0u; k < 4u; k++) {{ \
+                let i = j + k * (arrayLength(&a) / 4u); let v = a[i]; {CHAIN} b[i] = r; }} }}"), 256),
+            ("WGSL: a copy, 4 vec4s a lane, 1/4 apart", format!("{head}{lane64} for (var k = 0u; k < 4u; k++) {{ \
+                let i = j + k * (arrayLength(&a) / 4u); b[i] = a[i]; }} }}"), 256),
             ("WGSL: the chain, loads shared by 8 lanes", format!("{head}@compute @workgroup_size(8) fn main(\
                 @builtin(workgroup_id) w: vec3<u32>, @builtin(num_workgroups) n: vec3<u32>, \
                 @builtin(local_invocation_index) l: u32) {{ let o = (w.x + w.y * n.x) * 8u; var v = a[o]; \
@@ -119,7 +136,8 @@ mod native {
                         let mut c = e.begin_compute_pass(&Default::default());
                         c.set_pipeline(&pl);
                         c.set_bind_group(0, &bg, &[]);
-                        c.dispatch_workgroups(32768, groups / 32768, 1);
+                        let gx = groups.min(32768);
+                        c.dispatch_workgroups(gx, groups / gx, 1);
                     }
                     q.submit([e.finish()]);
                     dev.poll(wgpu::PollType::wait_indefinitely()).unwrap();
