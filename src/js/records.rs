@@ -41,7 +41,6 @@ export function affon_build_records(layout, ptr, len) {
     const t = layout[i];
     // whole literals, one per shape: no property added after creation
     if (t.dist) {
-      if (j + 6 > end) return null;
       const value = view[j], count = view[j + 1], sum = view[j + 2], min = view[j + 3], max = view[j + 4], mean = view[j + 5];
       j += 6;
       out[i] = t.labels

@@ -43,11 +43,8 @@ pub(crate) fn typed_tag(v: &JsValue) -> Option<String> {
 /// no getter or trap left to run. A throwing getter or trap is `INVALID_ARGUMENT`.
 pub(crate) fn plain(what: &str, v: &JsValue) -> crate::Result<JsValue> {
     let r = super::affon_plain(v);
-    if r.get(0).as_bool() == Some(true) {
-        return Ok(r.get(1));
-    }
-    let why = r.get(1).as_string().unwrap_or_default();
-    Err(invalid_arg!("{what} could not be read: {why}"))
+    checked(what, &r)?;
+    Ok(r.get(1))
 }
 
 /// The `names` of the caller's options object `v` (and `nested`'s object, its `nested_names`), each
@@ -63,9 +60,15 @@ pub(crate) fn pick(
 ) -> crate::Result<(JsValue, Vec<String>)> {
     let owned = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let r = super::affon_pick(v, owned(names), nested, owned(nested_names));
+    checked(what, &r)?;
+    let keys = js_sys::Array::from(&r.get(2)); // affon_pick's own array of strings
+    Ok((r.get(1), keys.iter().filter_map(|k| k.as_string()).collect()))
+}
+
+/// `affon_plain` / `affon_pick` answer `[true, …]`, or `[false, why]` when a getter or trap threw.
+fn checked(what: &str, r: &js_sys::Array) -> crate::Result<()> {
     if r.get(0).as_bool() == Some(true) {
-        let keys = js_sys::Array::from(&r.get(2)); // affon_pick's own array of strings
-        return Ok((r.get(1), keys.iter().filter_map(|k| k.as_string()).collect()));
+        return Ok(());
     }
     let why = r.get(1).as_string().unwrap_or_default();
     Err(invalid_arg!("{what} could not be read: {why}"))
