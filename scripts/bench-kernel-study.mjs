@@ -20,6 +20,8 @@
 //                                                        www/bench/kernel-study-ab.html)
 //   node scripts/bench-kernel-study.mjs mlp [reps]       affon's eager vs compiled MLP, whole and by stage
 //                                                        (needs scripts/build-pkg.sh; kernel-study-mlp.html)
+//   node scripts/bench-kernel-study.mjs products [reps] the MLP's products read back, beside the readback
+//                                                        floor (needs scripts/build-pkg.sh; kernel-study-products.html)
 //   node scripts/bench-kernel-study.mjs a9 [reps]        the compiled chain + sum taken apart: its passes in
 //                                                        raw WGSL, affon, jax-js jit (needs scripts/build-pkg.sh;
 //                                                        kernel-study-a9.html)
@@ -37,6 +39,7 @@ const pages = {
   chain: () => `kernel-study-chain.html?reps=${rest[0] ?? 15}`,
   ab: () => `kernel-study-ab.html?reps=${rest[0] ?? 25}`,
   mlp: () => `kernel-study-mlp.html?reps=${rest[0] ?? 25}`,
+  products: () => `kernel-study-products.html?reps=${rest[0] ?? 25}`,
   a9: () => `kernel-study-a9.html?reps=${rest[0] ?? 25}&device=${rest[1] ?? 'plain'}`,
 };
 if (!pages[which]) throw new Error(`unknown study '${which}': ${Object.keys(pages).join(', ')}`);
