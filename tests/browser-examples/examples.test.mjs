@@ -166,6 +166,15 @@ test('train-convnet.html: shapes to ≥ 90 % held-out, a steady loop, flat live 
   const { result: r } = await runExample('train-convnet', 600_000); // SwiftShader: minutes
   assert.ok(r.accuracy >= 0.9, `accuracy ${r.accuracy}`);
   steadyAndSettled(r);
+  // parameters k1 [3,3,1,8], c1 [8], k2 [3,3,8,16], c2 [16], w [784,3], b [3] × 3 (Adam's m and v) + adam/t
+  const state = (3 * 3 * 1 * 8 + 8 + 3 * 3 * 8 * 16 + 16 + 784 * 3 + 3) * 4 * 3 + 4;
+  assert.equal(r.stateBytes, state);
+  // before the loop: the step's constants (live from compile), the state and 20 batches of x [32, 28, 28, 1]
+  // and y [32, 3]; after the first step and every later one exactly that: a step leaves nothing behind
+  const batches = 20 * (32 * 28 * 28 * 4 + 32 * 3 * 4);
+  assert.ok(r.constantBytes > 0 && r.constantBytes % 4 === 0, `constants ${r.constantBytes} B`);
+  assert.equal(r.liveBefore, r.constantBytes + state + batches);
+  assert.equal(r.liveBytes, r.liveBefore, 'live bytes after the first step = before the loop');
   assert.equal(r.flat, true, 'live bytes identical after every step');
   assert.ok(r.lastLoss < r.firstLoss / 5, `loss ${r.firstLoss} → ${r.lastLoss}`);
   assert.equal(r.bytesAtEnd, 0);

@@ -125,10 +125,24 @@ export async function hoverNewest(page, origin) {
   return { hovered, tip };
 }
 
-/** Captures warm, waits, captures steady; returns the diff row for `origin` (null if none). */
-export async function diffOf(page, origin) {
+/** Clears the captures, captures 'warm', waits until the panel has polled the loop `iterations`
+ *  iterations further (a condition, not a fixed time: a slow machine only takes longer), then captures
+ *  'steady' and waits for it: the diff then compares exactly those two. */
+export async function captureWarmSteady(page, iterations = 3) {
+  await page.click('#memory-panel [data-action="clear-captures"]');
   await page.click('[data-capture="warm"]');
-  await page.waitForTimeout(3000);
+  await page.waitForFunction(() => window.affonDemo.panel.captured.warm);
+  const newest = () => window.affonDemo.panel.storageTimeline.polls.at(-1)?.iteration ?? -1;
+  const from = await page.evaluate(newest);
+  await page.waitForFunction(
+    ([f, n]) => (window.affonDemo.panel.storageTimeline.polls.at(-1)?.iteration ?? -1) >= f + n,
+    [from, iterations], { timeout: 120_000 });
   await page.click('[data-capture="steady"]');
+  await page.waitForFunction(() => window.affonDemo.panel.captured.steady);
+}
+
+/** Captures warm, then steady a few iterations later; returns the diff row for `origin` (null if none). */
+export async function diffOf(page, origin) {
+  await captureWarmSteady(page);
   return page.evaluate((o) => window.affonDemo.panel.storageDiff()?.find((r) => r.origin === o) ?? null, origin);
 }

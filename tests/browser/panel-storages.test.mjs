@@ -6,17 +6,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { useChromium, KIB256, site, demo, run, stop } from './panel-helpers.mjs';
+import { useChromium, KIB256, site, demo, run, stop, captureWarmSteady } from './panel-helpers.mjs';
 
 useChromium();
 
 test('panel v2: per-storage bands (a staircase for a leak), the hovered band’s origin, age and stack, and the diff of two captures', async () => {
   const { page, errors } = await demo();
   await run(page, 'square-leak', 20);
-  await page.click('[data-capture="warm"]');
-  await page.waitForTimeout(2500);
-  await page.click('[data-capture="steady"]');
-  await page.waitForTimeout(1000);
+  // warm, then steady 80 iterations later (at 20 a second, about eight of the panel's polls)
+  await captureWarmSteady(page, 80);
   await page.click('#stop');
   // pause the panel before reading it: a poll landing between the geometry read and the hover
   // below would move the newest band from under the pointer

@@ -9,6 +9,7 @@ example(async () => {
   await init();
   const session = await Session.create({ label: 'train-convnet' });
   const step = session.compile(convnetStep(Program));
+  const constantBytes = session.memory().numBytes; // the step's constants, held by the Executable
   const init0 = convnetInit(session);
   const state = step.createState(init0);
   for (const t of Object.values(init0)) t.dispose();
@@ -22,6 +23,7 @@ example(async () => {
     });
   }
   print('training state:', state.byteLength, 'bytes');
+  const liveBefore = session.memory().numBytes; // constants, state and the batches
   const steps = 200;
   const losses = [];
   const liveAfter = [];
@@ -56,5 +58,5 @@ example(async () => {
   const bytesAtEnd = session.memory().numBytes;
   session.dispose();
   const runtime = (snap) => (snap ?? []).filter((m) => m.scope === 'runtime.memory').map((m) => [m.name, m.value]);
-  return { summary: d.summary, runtimeWarm: runtime(d.snapshots?.warm), runtimeAfter: runtime(d.snapshots?.after), settled, end, accuracy: acc, verdict: d.verdict, flat, firstLoss: losses[0], lastLoss: losses.at(-1), bytesAtEnd };
+  return { summary: d.summary, runtimeWarm: runtime(d.snapshots?.warm), runtimeAfter: runtime(d.snapshots?.after), settled, end, accuracy: acc, verdict: d.verdict, flat, constantBytes, stateBytes: state.byteLength, liveBefore, liveBytes: liveAfter[0], firstLoss: losses[0], lastLoss: losses.at(-1), bytesAtEnd };
 });
