@@ -64,12 +64,7 @@ const code = (f) => { try { f(); return 'no error'; } catch (e) { return `${e.na
 export async function apiExample(session, Program, ledger) {
   // a failing run, alone: its name lands in `moved` if the ledger moved
   const moved = [];
-  const same = (name, f) => {
-    const b = ledger();
-    const r = code(f);
-    if (ledger() !== b) moved.push(`${name} moved the ledger`);
-    return r;
-  };
+  const same = (name, f) => ledger.around(() => code(f), () => moved.push(`${name} moved the ledger`));
   const p = new Program('running_mean');
   const x = p.input('x', 'float32', [-1, 4]);
   const acc = p.state('acc', 'float32', [4]);

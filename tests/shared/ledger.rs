@@ -57,14 +57,25 @@ pub fn assert_unchanged(before: &Ledger, after: &Ledger, what: &str) {
 
 /// The same snapshot for the JS tests, as a JS function returning it as a string: the one
 /// definition every inline JS test is given (`ledger()` before and after, compared as strings).
+/// With it, `ledger.around(run, moved)`: calls `run()` (which catches its own errors), then
+/// `moved()` if the ledger is not what it was before — after `run`'s promise settles when it
+/// returns one — and returns what `run` returned: one failing call's window.
 #[cfg(target_arch = "wasm32")]
 pub fn js_ledger() -> wasm_bindgen::JsValue {
-    js_sys::Function::new_no_args(
-        "return JSON.stringify(globalThis.__AFFON_DEVTOOLS_HOOK__.telemetry.metrics()
+    let make = js_sys::Function::new_no_args(
+        "const ledger = () => JSON.stringify(globalThis.__AFFON_DEVTOOLS_HOOK__.telemetry.metrics()
            .filter((r) => r.scope === 'compute.storage' || r.scope === 'compute.memory')
-           .map((r) => [r.scope, r.name, JSON.stringify(r.labels ?? {}), r.value]).sort());",
-    )
-    .into()
+           .map((r) => [r.scope, r.name, JSON.stringify(r.labels ?? {}), r.value]).sort());
+         ledger.around = (run, moved) => {
+           const before = ledger();
+           const after = (v) => { if (ledger() !== before) moved(); return v; };
+           const r = run();
+           return r instanceof Promise ? r.then(after) : after(r);
+         };
+         return ledger;",
+    );
+    make.call0(&wasm_bindgen::JsValue::UNDEFINED)
+        .expect("the ledger function is made")
 }
 
 /// The exported classes the inline JS tests are given: `[Session, Program, telemetry]` (the same

@@ -45,12 +45,7 @@ export async function jsErrors(session, ledger) {
   out.unchanged = ledger() === before;
   // each later failing call, alone: its name lands in `moved` if the ledger moved
   out.moved = [];
-  const still = async (name, f) => {
-    const b = ledger();
-    const r = await acode(f);
-    if (ledger() !== b) out.moved.push(`${name} moved the ledger`);
-    return r;
-  };
+  const still = (name, f) => ledger.around(() => acode(f), () => out.moved.push(`${name} moved the ledger`));
   out.values = Array.from(await t.to_array());
   out.arrayType = (await t.toArray()).constructor.name;
   out.boolType = (await session.tensor([true, false, 1], [3], 'bool').to_array()).constructor.name;

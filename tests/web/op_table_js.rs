@@ -13,11 +13,9 @@ use super::{field, js_session, ledger, nums};
 export async function tableOps(session, Program, ledger) {
   const out = {};
   out.moved = []; // rejected calls after which the ledger is not what it was
-  const rejects = (k, f) => {
-    const before = ledger();
+  const rejects = (k, f) => ledger.around(() => {
     try { f(); out[k] = 'no error'; } catch (e) { out[k] = e.code; }
-    if (ledger() !== before) out.moved.push(k);
-  };
+  }, () => out.moved.push(k));
   const x = session.tensor(new Float32Array([-2, -0.5, 0, 1.5]), [4]);
   const before = session.memory().numBytes;
   const y = x.mul(2);
