@@ -207,7 +207,7 @@ fn cpu_body(
 /// its loop body: WGSL's `fma` for floats (the accumulator's rounding is the device's: a fused or a
 /// separate multiply and add), `+` and `*` for integers, which have no `fma`. In the raw-WGSL study
 /// (`node scripts/bench-kernel-study.mjs matmul`, variant `sharedFma`) the MLP's 64×784·784×256
-/// took 0.88–1.03× the time of `c + a * b` on SwiftShader, less in five runs of six.
+/// took 0.90–1.03× the time of `c + a * b` on SwiftShader, less in five runs of six.
 fn mad(c: &str, a: &str, b: &str, float: bool) -> String {
     if float {
         format!("            {c} = fma(vec4<T>({a}), {b}, {c});\n")

@@ -126,17 +126,16 @@ export async function hoverNewest(page, origin) {
 }
 
 /** Clears the captures, captures 'warm', waits until the panel has polled the loop `iterations`
- *  iterations further (a condition, not a fixed time: a slow machine only takes longer), then captures
- *  'steady' and waits for it: the diff then compares exactly those two. */
+ *  iterations past the warm capture's own iteration (a condition, not a fixed time: a slow machine only
+ *  takes longer), then captures 'steady' and waits for it: the diff then compares exactly those two. */
 export async function captureWarmSteady(page, iterations = 3) {
   await page.click('#memory-panel [data-action="clear-captures"]');
   await page.click('[data-capture="warm"]');
-  await page.waitForFunction(() => window.affonDemo.panel.captured.warm);
-  const newest = () => window.affonDemo.panel.storageTimeline.polls.at(-1)?.iteration ?? -1;
-  const from = await page.evaluate(newest);
+  // (the capture's iteration in an array: a capture at iteration 0 is there too)
+  const [warm] = await (await page.waitForFunction(() => window.affonDemo.panel.captured.warm && [window.affonDemo.panel.captured.warm.iteration])).jsonValue();
   await page.waitForFunction(
-    ([f, n]) => (window.affonDemo.panel.storageTimeline.polls.at(-1)?.iteration ?? -1) >= f + n,
-    [from, iterations], { timeout: 120_000 });
+    (at) => (window.affonDemo.panel.storageTimeline.polls.at(-1)?.iteration ?? -1) >= at,
+    warm + iterations, { timeout: 120_000 });
   await page.click('[data-capture="steady"]');
   await page.waitForFunction(() => window.affonDemo.panel.captured.steady);
 }
