@@ -2,7 +2,7 @@
 // no affon involved (but for `eager`, which times affon's package alone).
 //   node scripts/bench-kernel-study.mjs reads [reps]     single-element operands and parameters
 //                                                        (www/bench/kernel-study.html)
-//   node scripts/bench-kernel-study.mjs matmul [M,K,N] [reps]
+//   node scripts/bench-kernel-study.mjs matmul [M,K,N] [reps] [variant,…]
 //                                                        subgroup-shared B loads in the CPU matmul
 //                                                        (www/bench/kernel-study-matmul.html)
 //   node scripts/bench-kernel-study.mjs floor [reps] [gap] a tiny dispatch and a 16 KiB readback
@@ -31,7 +31,7 @@ import { launch, open } from '../tests/browser/chromium.mjs';
 const [which = 'reads', ...rest] = process.argv.slice(2);
 const pages = {
   reads: () => `kernel-study.html?reps=${rest[0] ?? 15}`,
-  matmul: () => `kernel-study-matmul.html?shape=${rest[0] ?? '64,784,256'}&reps=${rest[1] ?? 9}`,
+  matmul: () => `kernel-study-matmul.html?shape=${rest[0] ?? '64,784,256'}&reps=${rest[1] ?? 9}${rest[2] ? `&only=${rest[2]}` : ''}`,
   floor: () => `kernel-study-floor.html?reps=${rest[0] ?? 40}&gap=${rest[1] ?? 0}`,
   depthwise: () => `kernel-study-depthwise.html?reps=${rest[0] ?? 9}`,
   sum: () => `kernel-study-sum.html?reps=${rest[0] ?? 15}`,
