@@ -1,6 +1,7 @@
 //! Native compute benchmarks (criterion):
 //! - pool acquire/release of a 1 MiB buffer versus creating and destroying a device buffer;
-//! - an eager chain of 8 elementwise ops on 1,048,576 floats, and the same chain compiled;
+//! - an eager chain of 8 elementwise ops on 1,048,576 floats, the same followed by a full `sum`
+//!   (in a tidy: read by the sum as it reduces), and the chain compiled;
 //! - matmul 256, 512, 1024 (read back, so device work is included);
 //! - cumsum over 4M floats in lines of 64, 4,096, 65,536, 1M and 4M (device time: four queued, one drain);
 //! - max pooling 2×2 / 2 with its gradient on [8, 112, 112, 16] and [1, 224, 224, 32];
@@ -91,6 +92,14 @@ mod native {
         let mut g = c.benchmark_group("chain of 8 elementwise ops, 1M floats");
         g.throughput(Throughput::Elements(n as u64));
         g.bench_function("eager", |b| b.iter(|| chain(&x).unwrap().read_words_blocking()));
+        // the eager chain in a tidy, then its full sum (browser row a9e): the sum reads the
+        // deferred chain as it reduces, x read once and nothing else written
+        g.bench_function("eager + sum", |b| {
+            b.iter(|| {
+                s.tidy(|| chain(&x).unwrap().sum(&[], false).unwrap())
+                    .read_words_blocking()
+            })
+        });
         g.bench_function("compiled (fused)", |b| {
             b.iter(|| {
                 exe.run(&[("x", &x)], None)

@@ -11,7 +11,8 @@
 //!   (`pool_padding_bytes`: each buffer's size minus the bytes its storage requested).
 //! - **staging** (`compute.memory/staging_bytes`, `staging_buffers`): the readback staging buffers
 //!   a session holds, mapping now or kept for the next readback (`staging.rs`). Kernel parameter
-//!   buffers are small uniforms cached with the pipelines and not counted.
+//!   buffers (read-only storage buffers of a few words, cached by content in `kernels/cache.rs`)
+//!   are not counted.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 

@@ -3,7 +3,8 @@
 // they return their promise. Before, the wasm-bindgen async methods started in a later microtask,
 // after the flush the calls before them had scheduled: a compiled run followed by `item()` took two
 // submissions, the run's dispatches and then the copy (`bench-kernel-study a9`, `counts`).
-// What a user relies on: one submission per run-and-read, the values, a promise (never a throw) for
+// A result nobody reads yet is submitted when the calling task yields (the device never idles
+// waiting for a readback). What a user relies on: one submission per run-and-read, the values, a promise (never a throw) for
 // an error, and a read started before `dispose()` still resolving to the values. A rejected read moves
 // no compute.storage / compute.memory record, labelled ones included (API.md, Errors: "A failed call
 // changes no accounting"): each error case is compared before the call and after its rejection.
@@ -40,6 +41,18 @@ test('a run or an eager chain read back right after the call is one submission; 
     out.eager = await counted(() => s.tidy(() => x.abs().neg()).toArray().then((a) => Array.from(a.slice(0, 4))));
     out.nested = await counted(() => s.tensor(new Float32Array([1, 2, 3, 4]), [2, 2]).mul(s.tensor(new Float32Array([2]), [])).array());
     out.sync = await counted(() => { const t = x.square(); const w = s.sync(); t.dispose(); return w.then(() => 'synced'); });
+    // no readback at all: a kept result is computed and submitted once the calling task yields
+    // (the device does not wait for a read to start), in one submission; reading it later adds the copy's
+    {
+      const s0 = submits;
+      const t = x.square(); // an elementwise op: deferred, nothing recorded yet
+      const sameTask = submits - s0;
+      await new Promise((r) => setTimeout(r, 0));
+      const afterYield = submits - s0;
+      const v = Array.from((await t.data()).slice(0, 3));
+      out.yielded = { sameTask, afterYield, total: submits - s0, v };
+      t.dispose();
+    }
     // a read started before dispose() still resolves to the values; the storage is released at once
     const t = s.tensor(new Float32Array([5, 6, 7]), [3]).add(s.fill([], 1));
     const live1 = s.memory().numBytes;
@@ -90,6 +103,8 @@ test('a run or an eager chain read back right after the call is one submission; 
   assert.equal(out.nested.submits, 1, 'upload, op, array(): one submission');
   assert.equal(out.sync.v, 'synced');
   assert.equal(out.sync.submits, 1, 'an op then sync(): one submission');
+  assert.deepEqual(out.yielded, { sameTask: 0, afterYield: 1, total: 2, v: [1.5625, 1, 0.5625] },
+    'an op left pending: submitted when the task yields (0 submissions before, 1 after), the later read adds 1');
   assert.equal(out.freedAtDispose, 12, 'dispose() releases the storage while the read is in flight');
   assert.deepEqual(out.readAfterDispose, [6, 7, 8]);
   assert.equal(out.disposedItem.result, 'rejected AffonError:DISPOSED');
