@@ -4,8 +4,9 @@
 // after the flush the calls before them had scheduled: a compiled run followed by `item()` took two
 // submissions, the run's dispatches and then the copy (`bench-kernel-study a9`, `counts`).
 // A result nobody reads yet is submitted when the calling task yields (the device never idles
-// waiting for a readback). What a user relies on: one submission per run-and-read, the values, a promise (never a throw) for
-// an error, and a read started before `dispose()` still resolving to the values. A rejected read moves
+// waiting for a readback). What a user relies on: one submission per run-and-read, the values, a
+// promise (never a throw) for an error, and a read started before `dispose()` still resolving to
+// the values. A rejected read moves
 // no compute.storage / compute.memory record, labelled ones included (API.md, Errors: "A failed call
 // changes no accounting"): each error case is compared before the call and after its rejection.
 import { test, before, after } from 'node:test';
