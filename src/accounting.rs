@@ -10,9 +10,10 @@
 //!   size-class rounding included; that rounding of the buffers in use on its own
 //!   (`pool_padding_bytes`: each buffer's size minus the bytes its storage requested).
 //! - **staging** (`compute.memory/staging_bytes`, `staging_buffers`): the readback staging buffers
-//!   a session holds, mapping now or kept for the next readback (`staging.rs`). Kernel parameter
-//!   buffers (read-only storage buffers of a few words, cached by content in `kernels/cache.rs`)
-//!   are not counted.
+//!   a session holds, mapping now or kept for the next readback (`staging.rs`).
+//! - **parameters** (`compute.memory/param_bytes`, `param_buffers`): the kernel parameter buffers
+//!   (read-only storage buffers of a few words, cached by content in `kernels/cache.rs`) a
+//!   session's cache holds, counted when the call that made them succeeds.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -60,6 +61,10 @@ pub struct Ledger {
     pub staging_bytes: AtomicU64,
     /// Readback staging buffers held.
     pub staging_buffers: AtomicU64,
+    /// Bytes of kernel parameter buffers held by the sessions' caches.
+    pub param_bytes: AtomicU64,
+    /// Kernel parameter buffers held by the sessions' caches.
+    pub param_buffers: AtomicU64,
     /// Execution counters (`compute.execution`).
     pub exec: ExecCounters,
 }
@@ -88,6 +93,8 @@ pub struct LedgerSnapshot {
     pub pool_padding_bytes: u64,
     pub staging_bytes: u64,
     pub staging_buffers: u64,
+    pub param_bytes: u64,
+    pub param_buffers: u64,
     pub executions: u64,
     pub dispatches: u64,
     pub compiles: u64,
@@ -153,6 +160,8 @@ impl Ledger {
             pool_padding_bytes: AtomicU64::new(0),
             staging_bytes: AtomicU64::new(0),
             staging_buffers: AtomicU64::new(0),
+            param_bytes: AtomicU64::new(0),
+            param_buffers: AtomicU64::new(0),
             exec: ExecCounters::new(),
         }
     }
@@ -220,6 +229,15 @@ impl Ledger {
         add_signed(&self.staging_buffers, buffers);
         if let Some(p) = self.parent {
             p.staging_changed(bytes, buffers);
+        }
+    }
+
+    /// Kernel parameter buffers made (`bytes`, `buffers` > 0) or released (< 0).
+    pub(crate) fn params_changed(&self, bytes: i64, buffers: i64) {
+        add_signed(&self.param_bytes, bytes);
+        add_signed(&self.param_buffers, buffers);
+        if let Some(p) = self.parent {
+            p.params_changed(bytes, buffers);
         }
     }
 
@@ -311,6 +329,8 @@ impl Ledger {
             pool_padding_bytes: self.pool_padding_bytes.load(Relaxed),
             staging_bytes: self.staging_bytes.load(Relaxed),
             staging_buffers: self.staging_buffers.load(Relaxed),
+            param_bytes: self.param_bytes.load(Relaxed),
+            param_buffers: self.param_buffers.load(Relaxed),
             executions: self.exec.executions.load(Relaxed),
             dispatches: self.exec.dispatches.load(Relaxed),
             compiles: self.exec.compiles.load(Relaxed),

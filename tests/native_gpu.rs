@@ -110,6 +110,11 @@ fn readbacks_reuse_counted_staging() {
 }
 
 #[test]
+fn parameter_buffers_are_counted() {
+    block_on(common::batch::parameter_buffers_are_counted(session(None)));
+}
+
+#[test]
 fn staging_respects_the_bound() {
     block_on(common::batch::staging_respects_the_bound(session(Some(1 << 20))));
 }

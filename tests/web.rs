@@ -124,6 +124,11 @@ async fn staging_respects_the_bound() {
 }
 
 #[wasm_bindgen_test]
+async fn parameter_buffers_are_counted() {
+    common::batch::parameter_buffers_are_counted(session().await).await;
+}
+
+#[wasm_bindgen_test]
 async fn readbacks_reuse_counted_staging() {
     common::batch::readbacks_reuse_counted_staging(session().await).await;
 }

@@ -6,6 +6,11 @@
 //! All three are bounded LRU caches. A bind group holds its buffers' handles: a buffer the pool
 //! destroys keeps only its (memory-less) handle alive in an entry until that entry is evicted,
 //! and it is never looked up again (the pool never hands a destroyed buffer out).
+//!
+//! Parameter buffers are counted in `compute.memory/param_bytes` and `param_buffers`: the
+//! buffers a call makes (and the ones its lookups evict) reach the ledger when the call succeeds
+//! ([`KernelCache::settle_params`], from `commit`), so a failed call moves no record; a failed
+//! call's buffers stay cached and are counted by the next call that succeeds.
 
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -31,10 +36,19 @@ struct BindKey {
     buffers: Vec<(wgpu::Buffer, u64)>,
 }
 
+/// The parameter buffers, with what the ledger has been told of them.
+struct Params {
+    map: lru::LruCache<Vec<u32>, wgpu::Buffer>,
+    /// `(bytes, buffers)` the ledger counts.
+    counted: (i64, i64),
+    /// `(bytes, buffers)` made minus evicted since the last [`KernelCache::settle_params`].
+    unsettled: (i64, i64),
+}
+
 /// Pipelines, parameter buffers and bind groups of one session.
 pub(crate) struct KernelCache {
     pipelines: Mutex<lru::LruCache<(&'static str, String), wgpu::ComputePipeline>>,
-    params: Mutex<lru::LruCache<Vec<u32>, wgpu::Buffer>>,
+    params: Mutex<Params>,
     binds: Mutex<lru::LruCache<BindKey, wgpu::BindGroup>>,
     ledger: Arc<Ledger>,
 }
@@ -43,19 +57,21 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn lru<K: std::hash::Hash + Eq, V>(n: usize) -> Mutex<lru::LruCache<K, V>> {
-    Mutex::new(lru::LruCache::new(
-        NonZeroUsize::new(n).unwrap_or(NonZeroUsize::MIN),
-    ))
+fn lru<K: std::hash::Hash + Eq, V>(n: usize) -> lru::LruCache<K, V> {
+    lru::LruCache::new(NonZeroUsize::new(n).unwrap_or(NonZeroUsize::MIN))
 }
 
 impl KernelCache {
     /// An empty cache reporting to `ledger`.
     pub(crate) fn new(ledger: Arc<Ledger>) -> KernelCache {
         KernelCache {
-            pipelines: lru(MAX_PIPELINES),
-            params: lru(MAX_PARAMS),
-            binds: lru(MAX_BIND_GROUPS),
+            pipelines: Mutex::new(lru(MAX_PIPELINES)),
+            params: Mutex::new(Params {
+                map: lru(MAX_PARAMS),
+                counted: (0, 0),
+                unsettled: (0, 0),
+            }),
+            binds: Mutex::new(lru(MAX_BIND_GROUPS)),
             ledger,
         }
     }
@@ -95,8 +111,8 @@ impl KernelCache {
     /// A read-only storage buffer holding `words` (never written after creation, so shared by
     /// every dispatch with the same parameters).
     pub(crate) fn params(&self, device: &wgpu::Device, words: &[u32]) -> wgpu::Buffer {
-        let mut map = lock(&self.params);
-        if let Some(b) = map.get(words) {
+        let mut p = lock(&self.params);
+        if let Some(b) = p.map.get(words) {
             return b.clone();
         }
         let b = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -104,9 +120,61 @@ impl KernelCache {
             contents: bytemuck::cast_slice(words),
             usage: wgpu::BufferUsages::STORAGE,
         });
-        // An evicted buffer is dropped, not destroyed: a pending bind group may still use it.
-        map.push(words.to_vec(), b.clone());
+        p.unsettled.0 += b.size() as i64;
+        p.unsettled.1 += 1;
+        // An evicted buffer is dropped, not destroyed: a pending command may still use it. The
+        // cached bind groups that bind it go too, so the device frees it with the last of those.
+        if let Some((_, old)) = p.map.push(words.to_vec(), b.clone()) {
+            p.unsettled.0 -= old.size() as i64;
+            p.unsettled.1 -= 1;
+            drop(p);
+            self.forget_binds_of(&old);
+        }
         b
+    }
+
+    /// Drops the cached bind groups that bind `buffer` (never looked up again: its key is gone).
+    fn forget_binds_of(&self, buffer: &wgpu::Buffer) {
+        let mut binds = lock(&self.binds);
+        let stale: Vec<BindKey> = binds
+            .iter()
+            .filter(|(k, _)| k.buffers.iter().any(|(b, _)| b == buffer))
+            .map(|(k, _)| BindKey {
+                pipeline: k.pipeline.clone(),
+                buffers: k.buffers.clone(),
+            })
+            .collect();
+        for k in &stale {
+            binds.pop(k);
+        }
+        self.ledger.count(Exec::BindGroups(-(stale.len() as i64)));
+    }
+
+    /// A call succeeded: the parameter buffers made and evicted since the last call that did
+    /// reach the ledger.
+    pub(crate) fn settle_params(&self) {
+        let mut p = lock(&self.params);
+        let (bytes, buffers) = std::mem::take(&mut p.unsettled);
+        if bytes != 0 || buffers != 0 {
+            p.counted.0 += bytes;
+            p.counted.1 += buffers;
+            self.ledger.params_changed(bytes, buffers);
+        }
+    }
+
+    /// The session is disposed or its device lost: no call will record again. Drops every
+    /// parameter buffer and bind group (the pending batch, already submitted, keeps what it uses)
+    /// and counts them out.
+    pub(crate) fn release(&self) {
+        let mut p = lock(&self.params);
+        p.map.clear();
+        p.unsettled = (0, 0);
+        let (bytes, buffers) = std::mem::take(&mut p.counted);
+        self.ledger.params_changed(-bytes, -buffers);
+        drop(p);
+        let mut binds = lock(&self.binds);
+        self.ledger.count(Exec::BindGroups(-(binds.len() as i64)));
+        binds.clear();
     }
 
     /// The bind group binding `buffers` (binding `i` = `buffers[i]`, its first `bytes`) for
@@ -156,6 +224,8 @@ impl KernelCache {
 
 impl Drop for KernelCache {
     fn drop(&mut self) {
+        let (bytes, buffers) = lock(&self.params).counted;
+        self.ledger.params_changed(-bytes, -buffers);
         self.ledger.count(Exec::Pipelines(-(self.len() as i64)));
         self.ledger
             .count(Exec::BindGroups(-(lock(&self.binds).len() as i64)));

@@ -236,6 +236,7 @@ impl Session {
             self.shared.forgotten.release();
             self.shared.pool().drain();
             self.shared.gpu.staging.drain(&self.shared.ledger);
+            self.shared.kernels.release();
             if Shared::strong_count(&self.shared) == 1 {
                 // nothing else holds the session: no work can reach the device again
                 self.shared.gpu.release();

@@ -84,6 +84,7 @@ impl SessionShared {
         if !self.drained_after_loss.swap(true, Ordering::SeqCst) {
             self.pool().drain();
             self.gpu.staging.drain(&self.ledger);
+            self.kernels.release();
         }
     }
 
@@ -259,6 +260,7 @@ pub(crate) fn commit(s: &Shared<SessionShared>, c: crate::commands::Commands) {
     for _ in 0..c.dispatches() {
         s.ledger.dispatched();
     }
+    s.kernels.settle_params();
     if s.gpu.pending.append(c) {
         s.flush();
     }

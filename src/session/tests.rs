@@ -33,3 +33,69 @@ fn sync_waits_for_what_was_queued_since_the_queue_was_last_seen_done() {
     assert!(status.is_queue_empty(), "{status:?}");
     assert_eq!(z.to_vec::<f32>().unwrap(), [2.0, 6.0, 12.0, 20.0]);
 }
+
+/// Parameter buffers reach the ledger when the call that made them succeeds (`commit`): one made
+/// by a call that then failed is cached but not yet counted, and the next call that succeeds
+/// counts it with its own.
+#[test]
+fn parameter_buffers_are_counted_when_a_call_succeeds() {
+    let s = Session::new(SessionOptions::default()).unwrap();
+    let counted = || {
+        let st = s.stats();
+        (st.param_bytes, st.param_buffers)
+    };
+    let ctx = s.shared.ctx();
+    // what a call that fails after recording leaves: a buffer made, no commit
+    let made = ctx.cache.params(ctx.device, &[7, 8, 9]);
+    assert_eq!(made.size(), 12);
+    assert_eq!(counted(), (0, 0), "not counted before a call succeeds");
+    let again = ctx.cache.params(ctx.device, &[7, 8, 9]);
+    assert_eq!(again, made, "cached by content");
+    let x = s.tensor(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
+    assert_eq!(
+        x.square().unwrap().to_vec::<f32>().unwrap(),
+        [1.0, 4.0, 9.0, 16.0]
+    );
+    // the vec4 square's [1] and the earlier [7, 8, 9]
+    assert_eq!(counted(), (16, 2), "counted by the next call that succeeds");
+    s.destroy_device();
+    assert_eq!(
+        counted(),
+        (0, 0),
+        "a lost device's parameter buffers are released"
+    );
+}
+
+/// The cache keeps at most 1,024 parameter buffers: the least recently used is dropped, counted
+/// out, and the cached bind groups that bound it go with it.
+#[test]
+fn evicted_parameter_buffers_are_counted_out_with_their_bind_groups() {
+    let s = Session::new(SessionOptions::default()).unwrap();
+    let ctx = s.shared.ctx();
+    let x = s.tensor(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
+    let square = || {
+        assert_eq!(
+            x.square().unwrap().to_vec::<f32>().unwrap(),
+            [1.0, 4.0, 9.0, 16.0]
+        )
+    };
+    square(); // the vec4 square: parameters [1], one bind group
+    let binds = s.stats().bind_group_cache_entries;
+    assert_eq!((s.stats().param_bytes, s.stats().param_buffers), (4, 1));
+    for i in 0..1100u32 {
+        ctx.cache.params(ctx.device, &[1_000_000 + i]);
+    }
+    assert_eq!(
+        s.stats().bind_group_cache_entries,
+        binds - 1,
+        "the square's bind group went with its evicted parameters"
+    );
+    square(); // makes [1] again (and counts the flood's survivors)
+    let st = s.stats();
+    assert_eq!(
+        (st.param_bytes, st.param_buffers),
+        (4096, 1024),
+        "1,024 kept, one word each"
+    );
+    assert_eq!(st.bind_group_cache_entries, binds);
+}

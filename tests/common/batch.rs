@@ -172,3 +172,47 @@ pub async fn staging_respects_the_bound(s: Session) {
     assert_eq!(y.read::<f32>().await.unwrap().len(), 96 * 1024);
     assert_eq!(staging(&s), (256 << 10, 1), "the 384 KiB buffer was not kept");
 }
+
+fn params(s: &Session) -> (u64, u64) {
+    let r = affon::telemetry::ledger_records(&s.stats(), None);
+    let get = |n: &str| affon::telemetry::find(&r, "compute.memory", n).unwrap() as u64;
+    (get("param_bytes"), get("param_buffers"))
+}
+
+/// Kernel parameter buffers are counted in `compute.memory/param_bytes` and `param_buffers`:
+/// one per distinct parameter set, made once and shared by every dispatch with the same
+/// parameters; a failed call moves neither; `dispose()` releases them all (and the bind groups
+/// that bind them). `s` is a fresh session.
+pub async fn parameter_buffers_are_counted(s: Session) {
+    assert_eq!(params(&s), (0, 0), "nothing dispatched yet");
+    let x = s.tensor(&[1.0f32, -2.0, 3.0], &[3]).unwrap();
+    assert_eq!(params(&s), (0, 0), "an upload dispatches nothing");
+    let y = x.square().unwrap();
+    assert_eq!(y.read::<f32>().await.unwrap(), vec![1.0, 4.0, 9.0]);
+    // an elementwise kernel over one contiguous input has one parameter word: the length (3)
+    assert_eq!(params(&s), (4, 1), "one kernel, one parameter set");
+    for _ in 0..10 {
+        let y = x.square().unwrap();
+        assert_eq!(y.read::<f32>().await.unwrap(), vec![1.0, 4.0, 9.0]);
+    }
+    assert_eq!(params(&s), (4, 1), "the same parameters: the same buffer");
+    // four floats take the vec4 form, whose one parameter is the number of vec4s (1)
+    let z = s.tensor(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
+    let w = z.square().unwrap();
+    assert_eq!(w.read::<f32>().await.unwrap(), vec![1.0, 4.0, 9.0, 16.0]);
+    assert_eq!(params(&s), (8, 2));
+    // a failed call moves nothing
+    let before = s.stats();
+    let e = x.add(&z).expect_err("[3] + [4] does not broadcast");
+    assert_eq!(e.code(), "SHAPE_MISMATCH");
+    assert_eq!(s.stats(), before, "a failed call changes no record");
+    assert!(s.stats().bind_group_cache_entries > 0);
+    drop((x, y, z, w));
+    s.dispose();
+    assert_eq!(params(&s), (0, 0), "disposed: every parameter buffer released");
+    assert_eq!(
+        s.stats().bind_group_cache_entries,
+        0,
+        "and every bind group that bound them"
+    );
+}

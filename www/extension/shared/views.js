@@ -245,6 +245,7 @@ export const COMPARE_ROWS = [
   ['compute.memory', 'pool_cached_bytes', 'bytes'],
   ['compute.memory', 'device_buffers', 'buffers'],
   ['compute.memory', 'staging_bytes', 'bytes'],
+  ['compute.memory', 'param_bytes', 'bytes'],
   ['compute.execution', 'executable_cache_entries', 'entries'],
   ['compute.storage', 'forgotten_bytes', 'bytes'],
   ['runtime.memory', 'wasm_memory_bytes', 'bytes'],
