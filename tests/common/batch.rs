@@ -96,10 +96,15 @@ pub async fn pending_work_sees_its_inputs(s: &Session, strict: &Session) {
     assert_eq!(strict_stats.pool_cached_bytes, 0, "strict caches nothing");
 }
 
-fn staging(s: &Session) -> (u64, u64) {
+/// Two of the session's `compute.memory` records.
+fn memory_pair(s: &Session, bytes: &str, buffers: &str) -> (u64, u64) {
     let r = affon::telemetry::ledger_records(&s.stats(), None);
     let get = |n: &str| affon::telemetry::find(&r, "compute.memory", n).unwrap() as u64;
-    (get("staging_bytes"), get("staging_buffers"))
+    (get(bytes), get(buffers))
+}
+
+fn staging(s: &Session) -> (u64, u64) {
+    memory_pair(s, "staging_bytes", "staging_buffers")
 }
 
 /// Readbacks reuse a kept staging buffer (the size class, best fit), counted in
@@ -174,9 +179,7 @@ pub async fn staging_respects_the_bound(s: Session) {
 }
 
 fn params(s: &Session) -> (u64, u64) {
-    let r = affon::telemetry::ledger_records(&s.stats(), None);
-    let get = |n: &str| affon::telemetry::find(&r, "compute.memory", n).unwrap() as u64;
-    (get("param_bytes"), get("param_buffers"))
+    memory_pair(s, "param_bytes", "param_buffers")
 }
 
 /// Kernel parameter buffers are counted in `compute.memory/param_bytes` and `param_buffers`:
