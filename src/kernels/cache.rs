@@ -30,19 +30,29 @@ const MAX_PARAMS: usize = 1024;
 const MAX_BIND_GROUPS: usize = 2048;
 
 /// Identifies a bind group: its pipeline, then `(buffer, bound bytes)` in binding order.
-#[derive(PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 struct BindKey {
     pipeline: wgpu::ComputePipeline,
     buffers: Vec<(wgpu::Buffer, u64)>,
 }
 
-/// The parameter buffers, with what the ledger has been told of them.
+/// The parameter buffers, with what the ledger has not been told of them yet (what it counts is
+/// the map's total less that: [`Params::counted`]).
 struct Params {
     map: lru::LruCache<Vec<u32>, wgpu::Buffer>,
-    /// `(bytes, buffers)` the ledger counts.
-    counted: (i64, i64),
     /// `(bytes, buffers)` made minus evicted since the last [`KernelCache::settle_params`].
     unsettled: (i64, i64),
+}
+
+impl Params {
+    /// `(bytes, buffers)` the ledger counts.
+    fn counted(&self) -> (i64, i64) {
+        let bytes: u64 = self.map.iter().map(|(_, b)| b.size()).sum();
+        (
+            bytes as i64 - self.unsettled.0,
+            self.map.len() as i64 - self.unsettled.1,
+        )
+    }
 }
 
 /// Pipelines, parameter buffers and bind groups of one session.
@@ -68,7 +78,6 @@ impl KernelCache {
             pipelines: Mutex::new(lru(MAX_PIPELINES)),
             params: Mutex::new(Params {
                 map: lru(MAX_PARAMS),
-                counted: (0, 0),
                 unsettled: (0, 0),
             }),
             binds: Mutex::new(lru(MAX_BIND_GROUPS)),
@@ -139,10 +148,7 @@ impl KernelCache {
         let stale: Vec<BindKey> = binds
             .iter()
             .filter(|(k, _)| k.buffers.iter().any(|(b, _)| b == buffer))
-            .map(|(k, _)| BindKey {
-                pipeline: k.pipeline.clone(),
-                buffers: k.buffers.clone(),
-            })
+            .map(|(k, _)| k.clone())
             .collect();
         for k in &stale {
             binds.pop(k);
@@ -156,8 +162,6 @@ impl KernelCache {
         let mut p = lock(&self.params);
         let (bytes, buffers) = std::mem::take(&mut p.unsettled);
         if bytes != 0 || buffers != 0 {
-            p.counted.0 += bytes;
-            p.counted.1 += buffers;
             self.ledger.params_changed(bytes, buffers);
         }
     }
@@ -167,9 +171,9 @@ impl KernelCache {
     /// and counts them out.
     pub(crate) fn release(&self) {
         let mut p = lock(&self.params);
+        let (bytes, buffers) = p.counted();
         p.map.clear();
         p.unsettled = (0, 0);
-        let (bytes, buffers) = std::mem::take(&mut p.counted);
         self.ledger.params_changed(-bytes, -buffers);
         drop(p);
         let mut binds = lock(&self.binds);
@@ -224,7 +228,7 @@ impl KernelCache {
 
 impl Drop for KernelCache {
     fn drop(&mut self) {
-        let (bytes, buffers) = lock(&self.params).counted;
+        let (bytes, buffers) = lock(&self.params).counted();
         self.ledger.params_changed(-bytes, -buffers);
         self.ledger.count(Exec::Pipelines(-(self.len() as i64)));
         self.ledger
