@@ -2,8 +2,10 @@
 //! `workloads`'s bandwidth row (x·x, relu, sqrt, neg, exp, abs, square, tanh) over 16M floats as
 //! affon runs it, the same chain as a plain WGSL vec4 kernel, a bare vec4 copy (no arithmetic),
 //! the chain with every load from an address the 8 lanes share (each lane selecting its own), and
-//! other shapes of the same work (workgroups of 256, several vec4s a lane, WGSL's `tanh`),
-//! beside a 64 MiB host memcpy. Each figure: the median of 9 runs to a queue drain, as GiB/s read +
+//! other shapes of the same work (workgroups of 256, several vec4s a lane, WGSL's `tanh`), the
+//! bounds test affon's kernels make with the length from a storage or a uniform buffer, and four
+//! vec4s a lane as a kernel must write them (length and stride from the parameters: in a loop,
+//! written out, adjacent), beside a 64 MiB host memcpy. Each figure: the median of 9 runs to a queue drain, as GiB/s read +
 //! written. Run with `LP_NUM_THREADS=1` to see lavapipe's scaling with threads.
 //!
 //!     cargo bench --bench elementwise_forms
@@ -22,6 +24,9 @@ mod native {
     const N: u64 = 16 << 20;
     const CHAIN: &str = "let e = exp(-sqrt(max(v * v, vec4(0.0)))); let q = abs(e) * abs(e); \
         let t = exp(-2.0 * abs(q)); let r = sign(q) * (1.0 - t) / (1.0 + t);";
+
+    const PSTORAGE: &str = "@group(0) @binding(2) var<storage, read> p: array<u32, 4>;\n";
+    const PUNIFORM: &str = "@group(0) @binding(2) var<uniform> p: vec4<u32>;\n";
 
     fn median(mut f: impl FnMut()) -> f64 {
         f();
@@ -99,8 +104,44 @@ mod native {
                 @builtin(workgroup_id) w: vec3<u32>, @builtin(num_workgroups) n: vec3<u32>, \
                 @builtin(local_invocation_index) l: u32) {{ let o = (w.x + w.y * n.x) * 8u; var v = a[o]; \
                 for (var k = 1u; k < 8u; k++) {{ v = select(v, a[o + k], l == k); }} {CHAIN} b[o + l] = r; }}"), 8),
+            // the bounds test affon's kernels make, its length read from the parameters: from a
+            // storage buffer (affon's form) or a uniform one
+            ("WGSL: copy, 256, bound from storage params", format!("{head}{PSTORAGE}{lane256} if (i >= p[0]) {{ return; }} b[i] = a[i]; }}"), 256),
+            ("WGSL: copy, 256, bound from uniform params", format!("{head}{PUNIFORM}{lane256} if (i >= p.x) {{ return; }} b[i] = a[i]; }}"), 256),
+            ("WGSL: chain, 256, bound from storage params", format!("{head}{PSTORAGE}{lane256} if (i >= p[0]) {{ return; }} let v = a[i]; {CHAIN} b[i] = r; }}"), 256),
+            ("WGSL: chain, 256, bound from uniform params", format!("{head}{PUNIFORM}{lane256} if (i >= p.x) {{ return; }} let v = a[i]; {CHAIN} b[i] = r; }}"), 256),
+            // four vec4s a lane a quarter apart as a kernel must write it: the length and the stride
+            // from the parameters, a bounds test for each
+            ("WGSL: chain, 4 a lane, stride + bound from params", format!("{head}{PSTORAGE}{lane64} for (var k = 0u; k < 4u; k++) {{ \
+                let i = j + k * p[1]; if (i >= p[0]) {{ return; }} let v = a[i]; {CHAIN} b[i] = r; }} }}"), 256),
+            ("WGSL: chain, 4 a lane, unrolled, from params", format!("{head}{PSTORAGE}{lane64} let len = p[0]; let s = p[1]; \
+                {{ let i = j; if (i < len) {{ let v = a[i]; {CHAIN} b[i] = r; }} }} \
+                {{ let i = j + s; if (i < len) {{ let v = a[i]; {CHAIN} b[i] = r; }} }} \
+                {{ let i = j + 2u * s; if (i < len) {{ let v = a[i]; {CHAIN} b[i] = r; }} }} \
+                {{ let i = j + 3u * s; if (i < len) {{ let v = a[i]; {CHAIN} b[i] = r; }} }} }}"), 256),
+            ("WGSL: chain, 4 adjacent a lane, from params", format!("{head}{PSTORAGE}{lane64} for (var k = 0u; k < 4u; k++) {{ \
+                let i = j * 4u + k; if (i >= p[0]) {{ return; }} let v = a[i]; {CHAIN} b[i] = r; }} }}"), 256),
         ];
+        let len = [(N / 4) as u32, (N / 16) as u32, 0, 0];
+        let params = |usage| {
+            let b = dev.create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size: 16,
+                usage: usage | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            q.write_buffer(&b, 0, bytemuck::cast_slice(&len));
+            b
+        };
+        let (ps, pu) = (
+            params(wgpu::BufferUsages::STORAGE),
+            params(wgpu::BufferUsages::UNIFORM),
+        );
         for (name, src, per_group) in forms {
+            let read_params = [(PSTORAGE, &ps), (PUNIFORM, &pu)]
+                .into_iter()
+                .find(|(decl, _)| src.contains(decl))
+                .map(|(_, b)| b);
             let m = dev.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: None,
                 source: wgpu::ShaderSource::Wgsl(src.into()),
@@ -113,19 +154,32 @@ mod native {
                 compilation_options: Default::default(),
                 cache: None,
             });
+            let mut entries: &[wgpu::BindGroupEntry] = &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: a.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: b.as_entire_binding(),
+                },
+            ];
+            let with_params;
+            if let Some(p) = read_params {
+                with_params = [
+                    entries[0].clone(),
+                    entries[1].clone(),
+                    wgpu::BindGroupEntry {
+                        binding: 2,
+                        resource: p.as_entire_binding(),
+                    },
+                ];
+                entries = &with_params;
+            }
             let bg = dev.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: None,
                 layout: &pl.get_bind_group_layout(0),
-                entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: a.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: b.as_entire_binding(),
-                    },
-                ],
+                entries,
             });
             let groups = (N / 4) as u32 / per_group;
             report(

@@ -2,7 +2,8 @@
 // broadcasts only: each side is the output's shape, a single element, or the output's trailing
 // dims with a length that is a multiple of 4 (a row repeated). The host prepends `alias T`,
 // `fn f(x: T, y: T) -> u32` (the output word), the bindings of `a` and `b` (`array<vec4<u32>>`,
-// or `array<u32>` for a single element) and `fn load_a(i: u32) -> vec4<u32>` / `load_b`.
+// or `array<u32>` for a single element) and `fn load_a(i: u32) -> vec4<u32>` / `load_b`, and
+// appends `main` (`kernels/vec4.rs`).
 // params: [len / 4, len_a / 4, len_b / 4]
 @group(0) @binding(0) var<storage, read_write> out: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
@@ -11,16 +12,7 @@ fn w(x: u32, y: u32) -> u32 {
     return f(bitcast<T>(x), bitcast<T>(y));
 }
 
-@compute @workgroup_size(256)
-fn main(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;
-    if (i >= params[0]) {
-        return;
-    }
+fn one(i: u32) {
     let x = load_a(i);
     let y = load_b(i);
     out[i] = vec4<u32>(w(x.x, y.x), w(x.y, y.y), w(x.z, y.z), w(x.w, y.w));

@@ -3,6 +3,7 @@
 //! (`unary4.wgsl`, `binary4.wgsl`: vec4 loads and stores) when the length is a multiple of 4 and
 //! each side is the output's shape, a single element or a repeated row of a multiple of 4.
 
+use super::vec4::Split;
 use super::{broadcast_strides, dispatch, grid, wgsl_type, Ctx, Operand, WORKGROUP};
 use crate::dtype::DType;
 use crate::error::Result;
@@ -54,12 +55,16 @@ pub(super) fn unary(ctx: &Ctx, enc: &mut crate::commands::Commands, op: UnaryOp,
     let key = format!("{op:?}:{t}");
     let len = out.len();
     if len.is_multiple_of(4) {
-        let p = ctx.cache.pipeline(ctx.device, "unary4", &key, || {
-            format!(
-                "alias T = {t};\nfn f(x: T) -> T {{ {} }}\n{UNARY4}",
-                unary_body(op, t)
-            )
-        });
+        let split = Split::of(ctx);
+        let p = ctx
+            .cache
+            .pipeline(ctx.device, split.kind("unary4", "unary4q"), &key, || {
+                format!(
+                    "alias T = {t};\nfn f(x: T) -> T {{ {} }}\n{UNARY4}{}",
+                    unary_body(op, t),
+                    split.entry()
+                )
+            });
         let inputs = [(a.buffer, len)];
         dispatch(
             ctx,
@@ -68,7 +73,7 @@ pub(super) fn unary(ctx: &Ctx, enc: &mut crate::commands::Commands, op: UnaryOp,
             (out.buffer, len),
             &[len as u32 / 4],
             &inputs,
-            groups(len / 4),
+            split.groups(len / 4),
         );
         return;
     }
@@ -141,16 +146,28 @@ pub(super) fn binary(
             load4("b", 3, b.shape, out.shape),
         ) {
             let key = format!("{op:?}:{t}:{la}{lb}");
-            let p = ctx.cache.pipeline(ctx.device, "binary4", &key, || {
-                format!(
-                    "alias T = {t};\n{}{}{la}{lb}{BINARY4}",
-                    crate::ops::binary_helpers(t),
-                    binary_fn(op, "f", true)
-                )
-            });
+            let split = Split::of(ctx);
+            let p = ctx
+                .cache
+                .pipeline(ctx.device, split.kind("binary4", "binary4q"), &key, || {
+                    format!(
+                        "alias T = {t};\n{}{}{la}{lb}{BINARY4}{}",
+                        crate::ops::binary_helpers(t),
+                        binary_fn(op, "f", true),
+                        split.entry()
+                    )
+                });
             let params = [len as u32 / 4, (a.len() / 4) as u32, (b.len() / 4) as u32];
             let inputs = [(a.buffer, a.len()), (b.buffer, b.len())];
-            dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, groups(len / 4));
+            dispatch(
+                ctx,
+                enc,
+                &p,
+                (out.buffer, len),
+                &params,
+                &inputs,
+                split.groups(len / 4),
+            );
             return;
         }
     }

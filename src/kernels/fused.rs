@@ -2,9 +2,11 @@
 //! binary ops decided by `crate::program::fusion`, reading only the group's leaves. The same code
 //! generation makes epilogues (`epilogue.rs`: a chain run in a matmul or convolution's store) and
 //! prologues (a chain run where a reduction reads it). A chain whose leaves are all of the output's
-//! shape (or single elements) runs four elements per thread with vec4 loads and stores.
+//! shape (or single elements) runs on whole vec4s (vec4 loads and stores; `vec4.rs` splits them
+//! into threads).
 
 use super::elementwise::{binary_fn, unary_body};
+use super::vec4::Split;
 use super::{dispatch, grid, strides, wgsl_type, Ctx, Operand, WORKGROUP};
 use crate::ops::Op;
 use crate::program::fusion::{Group, Ref};
@@ -194,8 +196,9 @@ pub(crate) fn record_fused_outputs(
     let how: Vec<Access> = leaves.iter().map(|l| access(l.shape, out.shape)).collect();
     let key = format!("{t}:{:?}:{roots:?}:{how:?}", group.steps);
     let n = leaves.len();
+    let split = Split::of(ctx);
     let p = if four {
-        ctx.cache.pipeline(ctx.device, "fused4", &key, || {
+        ctx.cache.pipeline(ctx.device, split.kind("fused4", "fused4q"), &key, || {
             let (leaf_bindings, functions, body) =
                 chain4(group, &how, t, "i", "vec4<u32>", &roots, "1u", |v| format!("bitcast<u32>({v})"));
             let mut src = format!(
@@ -203,12 +206,12 @@ pub(crate) fn record_fused_outputs(
                 1 + params_read(group),
                 out_bindings(n, roots.len(), "vec4<u32>")
             );
-            src += "@compute @workgroup_size(256)\nfn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;\n    if (i >= params[0]) {\n        return;\n    }\n";
+            src += "fn one(i: u32) {\n";
             src += &body;
             for o in 0..roots.len() {
                 src += &format!("    out{o}[i] = r{o};\n");
             }
-            src + "}\n"
+            src + "}\n" + split.entry()
         })
     } else {
         ctx.cache.pipeline(ctx.device, "fused", &key, || {
@@ -242,8 +245,11 @@ pub(crate) fn record_fused_outputs(
     // bindings: out0, params, the leaves, then the other outputs
     let mut inputs: Vec<(&wgpu::Buffer, u64)> = leaves.iter().map(|l| (l.buffer, l.len())).collect();
     inputs.extend(outs[1..].iter().map(|(o, _)| (o.buffer, len)));
-    let threads = if four { len / 4 } else { len };
-    let groups = grid(threads.div_ceil(WORKGROUP as u64));
+    let groups = if four {
+        split.groups(len / 4)
+    } else {
+        grid(len.div_ceil(WORKGROUP as u64))
+    };
     dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, groups);
 }
 

@@ -18,6 +18,7 @@ mod lines;
 mod matmul;
 mod pool;
 mod reduce;
+mod vec4;
 mod vector;
 mod window;
 

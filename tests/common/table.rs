@@ -134,6 +134,7 @@ fn zip<T: super::ops::Val, R: super::ops::Val>(
 /// operands, and a fused program of new ops, against the reference.
 pub async fn table_ops_match_f64_reference(s: &Session) {
     super::table_edges::switch_points_and_nan_match(s).await;
+    super::table_edges::vector_chains_cover_every_length(s).await;
     let mut rng = Rng::new(0x7AB1E);
     let shape = [3, 67];
     // [3, 67] runs lane by lane, [4, 68] four elements a thread; and the op fused after two negations

@@ -6,6 +6,7 @@
 use affon::ops::{BinaryOp, Op, UnaryOp};
 use affon::Session;
 
+use super::composite::dispatches;
 use super::ops::{expect, Host, Rng, REL};
 use super::table::{host, map, UnaryRef};
 
@@ -145,5 +146,70 @@ pub async fn switch_points_and_nan_match(s: &Session) {
             &|a, b| nan_max(nan_min(relu(a), b), a),
             "relu → minimum → maximum",
         );
+    }
+}
+
+/// Fused chains and single ops on whole vec4s at every remainder of the thread split: on a CPU
+/// adapter a thread takes four vec4s a quarter of the output apart (`kernels/vec4.rs`), so 1–5, 17, 69 and 1,025
+/// vec4s leave 0–3 of the last quarter's slots empty. Three siblings over x (one kernel writing
+/// three outputs), with a leaf of the same shape and one repeated along rows, each element against
+/// a float64 reference: a split that leaves a vec4 unvisited fails here (a thread count rounded down
+/// did).
+pub async fn vector_chains_cover_every_length(s: &Session) {
+    let mut rng = Rng::new(0x4A5);
+    for vectors in [1usize, 2, 3, 4, 5, 17, 69, 1025] {
+        let shape = [vectors, 4];
+        let x = host(&shape, |_| rng.f32_in(-2.0, 2.0));
+        let y = host(&shape, |_| rng.f32_in(-2.0, 2.0));
+        let bias = host(&[4], |_| rng.f32_in(-2.0, 2.0));
+        let (tx, ty, tb) = (x.upload(s), y.upload(s), bias.upload(s));
+        s.sync().await.unwrap();
+        let d0 = dispatches(s);
+        let a = tx.square().and_then(|t| t.neg()).unwrap();
+        let b = tx.exp().and_then(|t| t.mul(&ty)).unwrap();
+        let c = tx.abs().and_then(|t| t.add(&tb)).unwrap();
+        s.sync().await.unwrap();
+        assert_eq!(
+            dispatches(s) - d0,
+            1,
+            "{vectors} vec4s: the three siblings in one kernel"
+        );
+        let at = |h: &Host<f32>, i: usize| h.data[i] as f64;
+        let wants: [(&str, _, Host<f32>); 3] = [
+            (
+                "-(x²)",
+                a,
+                Host::from_fn(&shape, |i| -(at(&x, i) * at(&x, i)) as f32),
+            ),
+            (
+                "exp(x)·y",
+                b,
+                Host::from_fn(&shape, |i| (at(&x, i).exp() * at(&y, i)) as f32),
+            ),
+            (
+                "|x| + bias",
+                c,
+                Host::from_fn(&shape, |i| (at(&x, i).abs() + at(&bias, i % 4)) as f32),
+            ),
+        ];
+        for (what, got, want) in wants {
+            expect(&format!("{what}, {vectors} vec4s"), Ok(got), &want, REL).await;
+        }
+        // one op alone runs its own vec4 kernel (`unary4.wgsl`, `binary4.wgsl`), split the same way
+        let alone: [(&str, affon::Result<affon::Tensor>, Host<f32>); 2] = [
+            (
+                "exp(x) alone",
+                tx.exp(),
+                Host::from_fn(&shape, |i| at(&x, i).exp() as f32),
+            ),
+            (
+                "x · y alone",
+                tx.mul(&ty),
+                Host::from_fn(&shape, |i| (at(&x, i) * at(&y, i)) as f32),
+            ),
+        ];
+        for (what, got, want) in alone {
+            expect(&format!("{what}, {vectors} vec4s"), got, &want, REL).await;
+        }
     }
 }
