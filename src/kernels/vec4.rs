@@ -16,28 +16,28 @@ use super::{grid, Ctx, WORKGROUP};
 /// The vec4s a thread takes on a CPU adapter.
 const QUARTERS: u64 = 4;
 
-const ONE: &str = "
-@compute @workgroup_size(256)
-fn main(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;
+/// `main` with a body: the signature both entry points share.
+macro_rules! entry {
+    ($body:literal) => {
+        concat!(
+            "\n@compute @workgroup_size(256)\nfn main(\n    @builtin(workgroup_id) wid: vec3<u32>,\n    \
+             @builtin(num_workgroups) groups: vec3<u32>,\n    @builtin(local_invocation_index) lid: u32,\n) {\n",
+            $body,
+            "}\n"
+        )
+    };
+}
+
+const ONE: &str = entry!(
+    "    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;
     if (i < params[0]) {
         one(i);
     }
-}
-";
+"
+);
 
-const FOUR: &str = "
-@compute @workgroup_size(256)
-fn main(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let j = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;
+const FOUR: &str = entry!(
+    "    let j = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;
     let len = params[0];
     let threads = (len + 3u) / 4u; // a quarter of the vec4s, rounded up
     if (j >= threads) {
@@ -53,8 +53,8 @@ fn main(
     if (j + 3u * threads < len) {
         one(j + 3u * threads);
     }
-}
-";
+"
+);
 
 /// How a vec4 kernel is split into threads on this adapter.
 #[derive(Debug, Clone, Copy)]
