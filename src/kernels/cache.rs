@@ -228,10 +228,7 @@ impl KernelCache {
 
 impl Drop for KernelCache {
     fn drop(&mut self) {
-        let (bytes, buffers) = lock(&self.params).counted();
-        self.ledger.params_changed(-bytes, -buffers);
+        self.release(); // what a disposed session already released counts out as nothing
         self.ledger.count(Exec::Pipelines(-(self.len() as i64)));
-        self.ledger
-            .count(Exec::BindGroups(-(lock(&self.binds).len() as i64)));
     }
 }

@@ -56,15 +56,12 @@ pub(super) fn unary(ctx: &Ctx, enc: &mut crate::commands::Commands, op: UnaryOp,
     let len = out.len();
     if len.is_multiple_of(4) {
         let split = Split::of(ctx);
-        let p = ctx
-            .cache
-            .pipeline(ctx.device, split.kind("unary4", "unary4q"), &key, || {
-                format!(
-                    "alias T = {t};\nfn f(x: T) -> T {{ {} }}\n{UNARY4}{}",
-                    unary_body(op, t),
-                    split.entry()
-                )
-            });
+        let p = split.pipeline(ctx, ("unary4", "unary4q"), &key, || {
+            format!(
+                "alias T = {t};\nfn f(x: T) -> T {{ {} }}\n{UNARY4}",
+                unary_body(op, t)
+            )
+        });
         let inputs = [(a.buffer, len)];
         dispatch(
             ctx,
@@ -147,27 +144,17 @@ pub(super) fn binary(
         ) {
             let key = format!("{op:?}:{t}:{la}{lb}");
             let split = Split::of(ctx);
-            let p = ctx
-                .cache
-                .pipeline(ctx.device, split.kind("binary4", "binary4q"), &key, || {
-                    format!(
-                        "alias T = {t};\n{}{}{la}{lb}{BINARY4}{}",
-                        crate::ops::binary_helpers(t),
-                        binary_fn(op, "f", true),
-                        split.entry()
-                    )
-                });
+            let p = split.pipeline(ctx, ("binary4", "binary4q"), &key, || {
+                format!(
+                    "alias T = {t};\n{}{}{la}{lb}{BINARY4}",
+                    crate::ops::binary_helpers(t),
+                    binary_fn(op, "f", true)
+                )
+            });
             let params = [len as u32 / 4, (a.len() / 4) as u32, (b.len() / 4) as u32];
             let inputs = [(a.buffer, a.len()), (b.buffer, b.len())];
-            dispatch(
-                ctx,
-                enc,
-                &p,
-                (out.buffer, len),
-                &params,
-                &inputs,
-                split.groups(len / 4),
-            );
+            let groups = split.groups(len / 4);
+            dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, groups);
             return;
         }
     }

@@ -198,7 +198,7 @@ pub(crate) fn record_fused_outputs(
     let n = leaves.len();
     let split = Split::of(ctx);
     let p = if four {
-        ctx.cache.pipeline(ctx.device, split.kind("fused4", "fused4q"), &key, || {
+        split.pipeline(ctx, ("fused4", "fused4q"), &key, || {
             let (leaf_bindings, functions, body) =
                 chain4(group, &how, t, "i", "vec4<u32>", &roots, "1u", |v| format!("bitcast<u32>({v})"));
             let mut src = format!(
@@ -211,7 +211,7 @@ pub(crate) fn record_fused_outputs(
             for o in 0..roots.len() {
                 src += &format!("    out{o}[i] = r{o};\n");
             }
-            src + "}\n" + split.entry()
+            src + "}\n"
         })
     } else {
         ctx.cache.pipeline(ctx.device, "fused", &key, || {

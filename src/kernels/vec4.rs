@@ -1,13 +1,13 @@
 //! The entry point of the vec4 elementwise kernels (`unary4.wgsl`, `binary4.wgsl` and fused chains
 //! on whole vec4s). Each kernel defines `fn one(i: u32)`, which computes and stores vec4 `i` of its
-//! output, and holds the output's length in vec4s in `params[0]`; [`entry`] is its `main`.
+//! output, and holds the output's length in vec4s in `params[0]`; [`Split::pipeline`] appends its `main`.
 //!
 //! On a GPU a thread takes one vec4. On a CPU adapter (lavapipe, SwiftShader), which runs a
 //! workgroup's invocations as SIMD lanes in a loop on a few cores, a thread takes four, a quarter of
 //! the output apart, each under its own bounds test and written out rather than looped: four
 //! independent loads and stores a lane keep more memory operations in flight. On lavapipe
 //! (`cargo bench --bench elementwise_forms`, one run) the compiled chain of 8 read and wrote
-//! 6.12 GiB/s this way against 5.38–5.51 before, and the raw WGSL chain 6.61 GiB/s against 5.07 for
+//! 6.12–6.76 GiB/s this way (two runs) against 5.38–5.51 before, and the raw WGSL chain 6.61 GiB/s against 5.07 for
 //! one vec4 a lane — but 4.29 with the four in a loop that returns at the end, the form tried and
 //! dropped at `75252ad`.
 
@@ -69,22 +69,21 @@ impl Split {
         }
     }
 
-    /// The pipeline kind of `kernel` in this split (`unary4`, `unary4q`, …).
-    pub(super) fn kind(self, kernel: &'static str, quartered: &'static str) -> &'static str {
-        if self.four {
-            quartered
+    /// The pipeline of `kernels` (the one-vec4 form's name, the four-vec4 form's), specialised by
+    /// `key`: `source()` (which ends with `fn one(i: u32)` and what it calls) and this split's `main`.
+    pub(super) fn pipeline(
+        self,
+        ctx: &Ctx,
+        kernels: (&'static str, &'static str),
+        key: &str,
+        source: impl FnOnce() -> String,
+    ) -> wgpu::ComputePipeline {
+        let (kernel, entry) = if self.four {
+            (kernels.1, FOUR)
         } else {
-            kernel
-        }
-    }
-
-    /// The kernel's `main`, appended after its `fn one(i: u32)`.
-    pub(super) fn entry(self) -> &'static str {
-        if self.four {
-            FOUR
-        } else {
-            ONE
-        }
+            (kernels.0, ONE)
+        };
+        ctx.cache.pipeline(ctx.device, kernel, key, || source() + entry)
     }
 
     /// The workgroup grid over an output of `vectors` vec4s.
