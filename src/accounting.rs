@@ -14,6 +14,9 @@
 //! - **parameters** (`compute.memory/param_bytes`, `param_buffers`): the kernel parameter buffers
 //!   (read-only storage buffers of a few words, cached by content in `kernels/cache.rs`) a
 //!   session's cache holds, counted when the call that made them succeeds.
+//! - **operand textures** (`compute.memory/texture_bytes`, `textures`): the textures a session's
+//!   kernel cache holds for the CPU matmul's texture form (`kernels/operand_tex.rs`), counted like
+//!   the parameter buffers.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -65,6 +68,10 @@ pub struct Ledger {
     pub param_bytes: AtomicU64,
     /// Kernel parameter buffers held by the sessions' caches.
     pub param_buffers: AtomicU64,
+    /// Bytes of operand textures held by the sessions' caches.
+    pub texture_bytes: AtomicU64,
+    /// Operand textures held by the sessions' caches.
+    pub textures: AtomicU64,
     /// Execution counters (`compute.execution`).
     pub exec: ExecCounters,
 }
@@ -95,6 +102,8 @@ pub struct LedgerSnapshot {
     pub staging_buffers: u64,
     pub param_bytes: u64,
     pub param_buffers: u64,
+    pub texture_bytes: u64,
+    pub textures: u64,
     pub executions: u64,
     pub dispatches: u64,
     pub compiles: u64,
@@ -162,6 +171,8 @@ impl Ledger {
             staging_buffers: AtomicU64::new(0),
             param_bytes: AtomicU64::new(0),
             param_buffers: AtomicU64::new(0),
+            texture_bytes: AtomicU64::new(0),
+            textures: AtomicU64::new(0),
             exec: ExecCounters::new(),
         }
     }
@@ -238,6 +249,15 @@ impl Ledger {
         add_signed(&self.param_buffers, buffers);
         if let Some(p) = self.parent {
             p.params_changed(bytes, buffers);
+        }
+    }
+
+    /// Operand textures made (`bytes`, `textures` > 0) or released (< 0).
+    pub(crate) fn textures_changed(&self, bytes: i64, textures: i64) {
+        add_signed(&self.texture_bytes, bytes);
+        add_signed(&self.textures, textures);
+        if let Some(p) = self.parent {
+            p.textures_changed(bytes, textures);
         }
     }
 
@@ -331,6 +351,8 @@ impl Ledger {
             staging_buffers: self.staging_buffers.load(Relaxed),
             param_bytes: self.param_bytes.load(Relaxed),
             param_buffers: self.param_buffers.load(Relaxed),
+            texture_bytes: self.texture_bytes.load(Relaxed),
+            textures: self.textures.load(Relaxed),
             executions: self.exec.executions.load(Relaxed),
             dispatches: self.exec.dispatches.load(Relaxed),
             compiles: self.exec.compiles.load(Relaxed),

@@ -36,6 +36,15 @@ pub struct AdapterIdentity {
     pub subgroup_size: u32,
 }
 
+impl AdapterIdentity {
+    /// SwiftShader (the browser's `architecture`, or natively the Vulkan device's name), whose
+    /// storage-buffer loads are per-lane gathers: the CPU matmul reads large operands from
+    /// textures there (`kernels/operand_tex.rs`), not on lavapipe, where it measured slower.
+    pub fn is_swiftshader(&self) -> bool {
+        self.architecture.eq_ignore_ascii_case("swiftshader") || self.name.contains("SwiftShader")
+    }
+}
+
 /// The device and queue of one session.
 pub struct Gpu {
     /// The wgpu device.

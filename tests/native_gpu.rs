@@ -109,6 +109,17 @@ fn readbacks_reuse_counted_staging() {
     block_on(common::batch::readbacks_reuse_counted_staging(session(None)));
 }
 
+/// lavapipe does not take the texture form (it measured slower there): the products must match and
+/// no texture be counted. (With the form forced on lavapipe, by a temporary patch, this passed.)
+#[test]
+fn operand_texture_form_matches_and_is_counted() {
+    let s = session(None);
+    let form = s.adapter().is_swiftshader();
+    block_on(common::operand_textures::texture_form_matches_and_is_counted(
+        s, form,
+    ));
+}
+
 #[test]
 fn parameter_buffers_are_counted() {
     block_on(common::batch::parameter_buffers_are_counted(session(None)));

@@ -123,6 +123,15 @@ async fn staging_respects_the_bound() {
     common::batch::staging_respects_the_bound(bounded(1 << 20).await).await;
 }
 
+/// The browser suite runs on SwiftShader, which takes the texture form (asserted: on another
+/// adapter this fails rather than leaving the form untested).
+#[wasm_bindgen_test]
+async fn operand_texture_form_matches_and_is_counted() {
+    let s = session().await;
+    assert!(s.adapter().is_swiftshader(), "{:?}", s.adapter());
+    common::operand_textures::texture_form_matches_and_is_counted(s, true).await;
+}
+
 #[wasm_bindgen_test]
 async fn parameter_buffers_are_counted() {
     common::batch::parameter_buffers_are_counted(session().await).await;

@@ -9,8 +9,10 @@
 //!
 //! Parameter buffers are counted in `compute.memory/param_bytes` and `param_buffers`: the
 //! buffers a call makes (and the ones its lookups evict) reach the ledger when the call succeeds
-//! ([`KernelCache::settle_params`], from `commit`), so a failed call moves no record; a failed
-//! call's buffers stay cached and are counted by the next call that succeeds.
+//! ([`KernelCache::settle`], from `commit`), so a failed call moves no record; a failed
+//! call's buffers stay cached and are counted by the next call that succeeds. The operand
+//! textures of the CPU matmul's texture form (`operand_tex.rs`) are cached and counted the same
+//! way, in `compute.memory/texture_bytes` and `textures`.
 
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -18,6 +20,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use wgpu::util::DeviceExt;
 
 use crate::accounting::{Exec, Ledger};
+
+use super::operand_tex::OperandTextures;
 
 /// Pipelines a session keeps (least recently used evicted first, counted in
 /// `compute.execution/pipeline_cache_evictions`).
@@ -29,10 +33,12 @@ const MAX_PARAMS: usize = 1024;
 /// Bind groups a session keeps.
 const MAX_BIND_GROUPS: usize = 2048;
 
-/// Identifies a bind group: its pipeline, then `(buffer, bound bytes)` in binding order.
+/// Identifies a bind group: its pipeline, its texture views with their bindings, then
+/// `(buffer, bound bytes)` in the order of the bindings the views leave.
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct BindKey {
     pipeline: wgpu::ComputePipeline,
+    views: Vec<(u32, wgpu::TextureView)>,
     buffers: Vec<(wgpu::Buffer, u64)>,
 }
 
@@ -40,7 +46,7 @@ struct BindKey {
 /// the map's total less that: [`Params::counted`]).
 struct Params {
     map: lru::LruCache<Vec<u32>, wgpu::Buffer>,
-    /// `(bytes, buffers)` made minus evicted since the last [`KernelCache::settle_params`].
+    /// `(bytes, buffers)` made minus evicted since the last [`KernelCache::settle`].
     unsettled: (i64, i64),
 }
 
@@ -55,10 +61,11 @@ impl Params {
     }
 }
 
-/// Pipelines, parameter buffers and bind groups of one session.
+/// Pipelines, parameter buffers, operand textures and bind groups of one session.
 pub(crate) struct KernelCache {
     pipelines: Mutex<lru::LruCache<(&'static str, String), wgpu::ComputePipeline>>,
     params: Mutex<Params>,
+    textures: Mutex<OperandTextures>,
     binds: Mutex<lru::LruCache<BindKey, wgpu::BindGroup>>,
     ledger: Arc<Ledger>,
 }
@@ -80,6 +87,7 @@ impl KernelCache {
                 map: lru(MAX_PARAMS),
                 unsettled: (0, 0),
             }),
+            textures: Mutex::new(OperandTextures::new()),
             binds: Mutex::new(lru(MAX_BIND_GROUPS)),
             ledger,
         }
@@ -137,17 +145,33 @@ impl KernelCache {
             p.unsettled.0 -= old.size() as i64;
             p.unsettled.1 -= 1;
             drop(p);
-            self.forget_binds_of(&old);
+            self.forget_binds(|k| k.buffers.iter().any(|(b, _)| *b == old));
         }
         b
     }
 
-    /// Drops the cached bind groups that bind `buffer` (never looked up again: its key is gone).
-    fn forget_binds_of(&self, buffer: &wgpu::Buffer) {
+    /// The operand texture `slot` (0: A, 1: B) of `width` × `height` texels (see
+    /// [`OperandTextures`]), made on first use; a call that makes one is counted when it succeeds.
+    pub(crate) fn operand_texture(
+        &self,
+        device: &wgpu::Device,
+        slot: u8,
+        size: (u32, u32),
+    ) -> wgpu::TextureView {
+        let (view, evicted) = lock(&self.textures).get(device, slot, size);
+        if let Some(old) = evicted {
+            self.forget_binds(|k| k.views.iter().any(|(_, v)| *v == old));
+        }
+        view
+    }
+
+    /// Drops the cached bind groups `stale` picks (never looked up again: a buffer or view of
+    /// their key is gone).
+    fn forget_binds(&self, stale: impl Fn(&BindKey) -> bool) {
         let mut binds = lock(&self.binds);
         let stale: Vec<BindKey> = binds
             .iter()
-            .filter(|(k, _)| k.buffers.iter().any(|(b, _)| b == buffer))
+            .filter(|(k, _)| stale(k))
             .map(|(k, _)| k.clone())
             .collect();
         for k in &stale {
@@ -156,18 +180,34 @@ impl KernelCache {
         self.ledger.count(Exec::BindGroups(-(stale.len() as i64)));
     }
 
-    /// A call succeeded: the parameter buffers made and evicted since the last call that did
-    /// reach the ledger.
-    pub(crate) fn settle_params(&self) {
+    /// A call succeeded: the parameter buffers and operand textures made and evicted since the
+    /// last call that did reach the ledger.
+    pub(crate) fn settle(&self) {
         let mut p = lock(&self.params);
         let (bytes, buffers) = std::mem::take(&mut p.unsettled);
         if bytes != 0 || buffers != 0 {
             self.ledger.params_changed(bytes, buffers);
         }
+        drop(p);
+        let (bytes, textures) = lock(&self.textures).settle();
+        if bytes != 0 || textures != 0 {
+            self.ledger.textures_changed(bytes, textures);
+        }
+    }
+
+    /// Drops the operand textures (the pending batch keeps what it uses) and the bind groups
+    /// that bind them, counting them out; returns their bytes (`Session::clear_cache`).
+    pub(crate) fn clear_textures(&self) -> u64 {
+        let (bytes, textures) = lock(&self.textures).clear();
+        self.ledger.textures_changed(-bytes, -textures);
+        if textures > 0 {
+            self.forget_binds(|k| !k.views.is_empty());
+        }
+        bytes as u64
     }
 
     /// The session is disposed or its device lost: no call will record again. Drops every
-    /// parameter buffer and bind group (the pending batch, already submitted, keeps what it uses)
+    /// parameter buffer, operand texture and bind group (the pending batch, already submitted, keeps what it uses)
     /// and counts them out.
     pub(crate) fn release(&self) {
         let mut p = lock(&self.params);
@@ -176,32 +216,37 @@ impl KernelCache {
         p.unsettled = (0, 0);
         self.ledger.params_changed(-bytes, -buffers);
         drop(p);
+        let (bytes, textures) = lock(&self.textures).clear();
+        self.ledger.textures_changed(-bytes, -textures);
         let mut binds = lock(&self.binds);
         self.ledger.count(Exec::BindGroups(-(binds.len() as i64)));
         binds.clear();
     }
 
-    /// The bind group binding `buffers` (binding `i` = `buffers[i]`, its first `bytes`) for
-    /// `pipeline`'s group 0.
+    /// The bind group for `pipeline`'s group 0 binding texture `views` at their bindings and
+    /// `buffers` (each its first `bytes`) at the others, in order.
     pub(crate) fn bind_group(
         &self,
         device: &wgpu::Device,
         pipeline: &wgpu::ComputePipeline,
+        views: &[(u32, &wgpu::TextureView)],
         buffers: &[(&wgpu::Buffer, u64)],
     ) -> wgpu::BindGroup {
         let key = BindKey {
             pipeline: pipeline.clone(),
+            views: views.iter().map(|&(i, v)| (i, v.clone())).collect(),
             buffers: buffers.iter().map(|(b, n)| ((*b).clone(), *n)).collect(),
         };
         let mut map = lock(&self.binds);
         if let Some(g) = map.get(&key) {
             return g.clone();
         }
-        let entries: Vec<wgpu::BindGroupEntry> = buffers
-            .iter()
-            .enumerate()
+        let taken = |i: u32| views.iter().any(|&(v, _)| v == i);
+        let free = (0u32..).filter(|&i| !taken(i));
+        let mut entries: Vec<wgpu::BindGroupEntry> = free
+            .zip(buffers)
             .map(|(i, (b, n))| wgpu::BindGroupEntry {
-                binding: i as u32,
+                binding: i,
                 resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
                     buffer: b,
                     offset: 0,
@@ -209,6 +254,10 @@ impl KernelCache {
                 }),
             })
             .collect();
+        entries.extend(views.iter().map(|&(i, v)| wgpu::BindGroupEntry {
+            binding: i,
+            resource: wgpu::BindingResource::TextureView(v),
+        }));
         let g = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: None,
             layout: &pipeline.get_bind_group_layout(0),

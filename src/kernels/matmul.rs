@@ -8,7 +8,8 @@
 use crate::error::Result;
 
 use super::epilogue::{producer_parts, Epilogue};
-use super::{dispatch, strides, wgsl_type, Ctx, Operand, MAX_GROUPS_PER_DIM};
+use super::operand_tex::{self, LOAD_A4_TEX, LOAD_B4_TEX};
+use super::{dispatch_with, strides, wgsl_type, Ctx, Operand, MAX_GROUPS_PER_DIM};
 
 const MATMUL: &str = include_str!("../../shaders/matmul.wgsl");
 const MATMUL_SMALL: &str = include_str!("../../shaders/matmul_small.wgsl");
@@ -310,7 +311,9 @@ pub(crate) fn matmul_with(
         } else {
             0
         };
-        (vec, full, block, lanes, cpu_col_blocks(n, block.1))
+        // large products read A and B from textures (`operand_tex.rs`)
+        let tex = wide && operand_tex::takes(ctx, (m, k, n), batch);
+        (vec, full, block, lanes, cpu_col_blocks(n, block.1), tex)
     });
     let large = n.div_ceil(TILE) * m.div_ceil(TILE) * batch.max(1) >= MIN_LARGE_GROUPS;
     // GPUs: plain operands read as vec4s, enough 128×128 tiles to fill a large one, M and N at least
@@ -327,10 +330,10 @@ pub(crate) fn matmul_with(
         && n.div_ceil(BIG_TILE) * m.div_ceil(BIG_TILE) * batch.max(1) >= MIN_BIG_GROUPS
         && ctx.device.limits().max_compute_workgroup_storage_size >= 16384;
     let (kernel, tile, form) = match cpu_form {
-        Some((vec, full, (r, c), lanes, cb)) => (
+        Some((vec, full, (r, c), lanes, cb, tex)) => (
             "matmul_cpu",
             (cb * c, CPU_INVOCATIONS / cb * r),
-            format!("{}{}{full:?}{r}x{c}s{lanes}c{cb}", vec.0, vec.1),
+            format!("{}{}{full:?}{r}x{c}s{lanes}c{cb}t{tex}", vec.0, vec.1),
         ),
         None if big => ("matmul_big", (BIG_TILE, BIG_TILE), String::new()),
         None if large => ("matmul", (TILE, TILE), String::new()),
@@ -338,9 +341,14 @@ pub(crate) fn matmul_with(
     };
     // the kernel's source, built only when its pipeline is
     let source = || match cpu_form {
-        Some(((vec_a, vec_b), full, block, lanes, cb)) => {
-            let load_a = if vec_a { LOAD_A4_VEC } else { LOAD_A4_SCALAR };
-            let load_b = if vec_b { LOAD_B4_VEC } else { LOAD_B4_SCALAR };
+        Some(((vec_a, vec_b), full, block, lanes, cb, tex)) => {
+            let (load_a, load_b) = match (tex, vec_a, vec_b) {
+                (true, ..) => (LOAD_A4_TEX, LOAD_B4_TEX),
+                (false, va, vb) => (
+                    if va { LOAD_A4_VEC } else { LOAD_A4_SCALAR },
+                    if vb { LOAD_B4_VEC } else { LOAD_B4_SCALAR },
+                ),
+            };
             format!(
                 "const FULL_M: bool = {};\nconst FULL_N: bool = {};\nconst FULL_K: bool = {};\n{load_a}{load_b}{}",
                 full.0,
@@ -359,14 +367,25 @@ pub(crate) fn matmul_with(
     // the browser needs the `enable` directive (before every declaration); wgpu's WGSL front end
     // natively rejects it and takes subgroup builtins from the device's features
     let enable = match cpu_form {
-        Some((.., lanes, _)) if lanes > 0 && cfg!(target_arch = "wasm32") => "enable subgroups;\n",
+        Some((.., lanes, _, _)) if lanes > 0 && cfg!(target_arch = "wasm32") => "enable subgroups;\n",
         _ => "",
     };
     let p = ctx.cache.pipeline(ctx.device, kernel, &key, || {
         let consts = format!("const TRANS_A: bool = {ta};\nconst TRANS_B: bool = {tb};\n");
         format!("{enable}{}{consts}{MATMUL_BATCH}{}", parts.prelude(), source())
     });
-    let mut inputs = vec![(a.buffer, a.len()), (b.buffer, b.len())];
+    // the texture form binds A's and B's textures at 2 and 3, filled first
+    let views = match cpu_form {
+        Some((.., true)) => Some(operand_tex::fill(ctx, enc, (a, b), (m, k, n))),
+        _ => None,
+    };
+    let views: Vec<(u32, &wgpu::TextureView)> =
+        views.iter().flat_map(|[va, vb]| [(2, va), (3, vb)]).collect();
+    let mut inputs = if views.is_empty() {
+        vec![(a.buffer, a.len()), (b.buffer, b.len())]
+    } else {
+        vec![]
+    };
     inputs.extend(&parts.inputs);
     let groups = [n.div_ceil(tile.0), m.div_ceil(tile.1), batch.max(1)];
     // On CPU adapters the tiled forms loop over K in 16s, a pass at most `K_PASS` of it
@@ -384,10 +403,11 @@ pub(crate) fn matmul_with(
                 for x in chunks(0) {
                     let size = |d: usize, at: usize| (groups[d] - at).min(MAX_GROUPS_PER_DIM as usize) as u32;
                     params[4..7].copy_from_slice(&[x as u32, y as u32, z as u32]);
-                    dispatch(
+                    dispatch_with(
                         ctx,
                         enc,
                         &p,
+                        &views,
                         (out.buffer, out.len()),
                         &params,
                         &inputs,

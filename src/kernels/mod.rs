@@ -16,6 +16,7 @@ pub(crate) use fused::record_fused_outputs;
 mod layout;
 mod lines;
 mod matmul;
+mod operand_tex;
 mod pool;
 mod reduce;
 mod vec4;
@@ -103,6 +104,8 @@ pub(crate) struct Ctx<'a> {
     /// The adapter runs on the CPU (lavapipe, SwiftShader): few cores, so occupancy never limits
     /// and the kernels with the most work per thread win.
     pub cpu_adapter: bool,
+    /// The CPU matmul reads large operands from textures (`operand_tex.rs`): SwiftShader.
+    pub operand_textures: bool,
     /// Invocations per subgroup when the device has subgroup operations, else 0
     /// (`AdapterIdentity::subgroup_size`).
     pub subgroup_lanes: u32,
@@ -215,12 +218,27 @@ pub(crate) fn dispatch(
     inputs: &[(&wgpu::Buffer, u64)],
     groups: (u32, u32, u32),
 ) {
+    dispatch_with(ctx, enc, pipeline, &[], out, params, inputs, groups);
+}
+
+/// [`dispatch`] with texture `views` at their bindings (the buffers take the others, in order).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn dispatch_with(
+    ctx: &Ctx,
+    enc: &mut Commands,
+    pipeline: &wgpu::ComputePipeline,
+    views: &[(u32, &wgpu::TextureView)],
+    out: (&wgpu::Buffer, u64),
+    params: &[u32],
+    inputs: &[(&wgpu::Buffer, u64)],
+    groups: (u32, u32, u32),
+) {
     let params = ctx.cache.params(ctx.device, params);
     let mut buffers: Vec<(&wgpu::Buffer, u64)> = Vec::with_capacity(2 + inputs.len());
     buffers.push((out.0, out.1.max(1) * 4));
     buffers.push((&params, params.size()));
     buffers.extend(inputs.iter().map(|&(b, words)| (b, words.max(1) * 4)));
-    let bind = ctx.cache.bind_group(ctx.device, pipeline, &buffers);
+    let bind = ctx.cache.bind_group(ctx.device, pipeline, views, &buffers);
     enc.dispatch(pipeline, bind, groups);
 }
 

@@ -200,11 +200,12 @@ impl Session {
         }
     }
 
-    /// Destroys the pool's cached buffers and the readback staging buffers kept for reuse;
-    /// returns the bytes released. Live tensors are untouched.
+    /// Destroys the pool's cached buffers, the readback staging buffers kept for reuse and the
+    /// CPU matmul's operand textures (`compute.memory/texture_bytes`); returns the bytes
+    /// released. Live tensors are untouched.
     pub fn clear_cache(&self) -> u64 {
         let pool = self.shared.pool().clear_cache();
-        pool + self.shared.gpu.staging.clear(&self.shared.ledger)
+        pool + self.shared.gpu.staging.clear(&self.shared.ledger) + self.shared.kernels.clear_textures()
     }
 
     /// Destroys the device, as a loss would (to test loss handling): new work fails with

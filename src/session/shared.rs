@@ -106,6 +106,7 @@ impl SessionShared {
             device: &self.gpu.device,
             cache: &self.kernels,
             cpu_adapter: self.cpu_kernels,
+            operand_textures: self.cpu_kernels && self.gpu.identity.is_swiftshader(),
             subgroup_lanes: self.gpu.identity.subgroup_size,
             scratch: None,
         }
@@ -260,7 +261,7 @@ pub(crate) fn commit(s: &Shared<SessionShared>, c: crate::commands::Commands) {
     for _ in 0..c.dispatches() {
         s.ledger.dispatched();
     }
-    s.kernels.settle_params();
+    s.kernels.settle();
     if s.gpu.pending.append(c) {
         s.flush();
     }

@@ -99,3 +99,54 @@ fn evicted_parameter_buffers_are_counted_out_with_their_bind_groups() {
     );
     assert_eq!(st.bind_group_cache_entries, binds);
 }
+
+/// Operand textures (`kernels/operand_tex.rs`) are counted like parameter buffers: one made by a
+/// call that then failed is cached but not counted until a call succeeds; a fifth texture evicts
+/// the least recently used (counted out, with the bind groups that bind it); `clear_cache()`
+/// releases the rest and returns their bytes.
+#[test]
+fn operand_textures_are_counted_when_a_call_succeeds() {
+    let s = Session::new(SessionOptions::default()).unwrap();
+    let counted = || {
+        let st = s.stats();
+        (st.texture_bytes, st.textures)
+    };
+    let ctx = s.shared.ctx();
+    let a = ctx.cache.operand_texture(ctx.device, 0, (3, 5)); // 15 texels of 16 bytes
+    assert_eq!(counted(), (0, 0), "not counted before a call succeeds");
+    assert_eq!(
+        ctx.cache.operand_texture(ctx.device, 0, (3, 5)),
+        a,
+        "cached by slot and size"
+    );
+    let x = s.tensor(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
+    let square = || {
+        assert_eq!(
+            x.square().unwrap().to_vec::<f32>().unwrap(),
+            [1.0, 4.0, 9.0, 16.0]
+        )
+    };
+    square();
+    assert_eq!(counted(), (240, 1), "counted by the next call that succeeds");
+    for (slot, w) in [(1, 3), (0, 4), (1, 4)] {
+        ctx.cache.operand_texture(ctx.device, slot, (w, 5));
+    }
+    // a bind group binding the first texture goes with it when it is evicted
+    let p = ctx.cache.pipeline(ctx.device, "t", "", || {
+        "@group(0) @binding(0) var t: texture_2d<u32>;\n@compute @workgroup_size(1) fn main() { _ = textureLoad(t, vec2<u32>(0u), 0); }".into()
+    });
+    ctx.cache.bind_group(ctx.device, &p, &[(0, &a)], &[]);
+    let binds = s.stats().bind_group_cache_entries;
+    ctx.cache.operand_texture(ctx.device, 0, (5, 5)); // the fifth: (0, 3×5) is evicted
+    assert_eq!(s.stats().bind_group_cache_entries, binds - 1);
+    square();
+    // kept: 3×5 (slot 1), 4×5 twice, 5×5
+    assert_eq!(counted(), ((15 + 20 + 20 + 25) * 16, 4));
+    let st = s.stats();
+    assert_eq!(
+        s.clear_cache(),
+        st.pool_cached_bytes + st.staging_bytes + (15 + 20 + 20 + 25) * 16,
+        "the pool's cached buffers, the staging buffers and the textures"
+    );
+    assert_eq!(counted(), (0, 0), "clear_cache releases them");
+}

@@ -170,7 +170,7 @@ pub(crate) fn record(
 }
 
 /// The `(scope, name, kind, unit, value)` rows of one ledger.
-fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, &'static str, u64); 33] {
+fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, &'static str, u64); 35] {
     use MetricKind::{Counter as C, Gauge as G};
     [
         ("compute.storage", "live_bytes", G, "bytes", s.live_bytes),
@@ -222,6 +222,8 @@ fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, 
         ),
         ("compute.memory", "param_bytes", G, "bytes", s.param_bytes),
         ("compute.memory", "param_buffers", G, "buffers", s.param_buffers),
+        ("compute.memory", "texture_bytes", G, "bytes", s.texture_bytes),
+        ("compute.memory", "textures", G, "textures", s.textures),
         ("compute.execution", "executions", C, "runs", s.executions),
         ("compute.execution", "dispatches", C, "dispatches", s.dispatches),
         ("compute.execution", "compiles", C, "specialisations", s.compiles),

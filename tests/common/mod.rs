@@ -11,6 +11,7 @@ pub mod idle;
 pub mod lazy;
 pub mod long_loops;
 pub mod nn;
+pub mod operand_textures;
 pub mod ops;
 pub mod table;
 pub mod table_composites;

@@ -1,0 +1,159 @@
+//! The CPU matmul's texture form: on a CPU adapter a large product of plain operands (both read as
+//! vec4s) reads A and B from `rgba32uint` textures with `textureLoad` instead of from storage
+//! buffers, and the same call first fills the textures from the operands' buffers
+//! (`shaders/operand_texture.wgsl`, one dispatch each, words copied bit for bit). On SwiftShader a
+//! storage-buffer vec4 load is four per-lane gathers behind robustness checks, a texel load one
+//! 16-byte fetch a lane (README "Performance", "Operand textures" gives the measurements).
+//!
+//! The textures are a session's cache ([`OperandTextures`], inside `KernelCache`): one per operand
+//! slot and size, the last [`MAX_TEXTURES`] kept, rewritten by each product that uses them (the
+//! commands of one batch run in order, so a later product's fill waits for the earlier product's
+//! reads). They are device memory outside the pool: counted in `compute.memory/texture_bytes` and
+//! `textures` when the call that made them succeeds (as parameter buffers are), released by
+//! `clear_cache()`, `dispose()` or a device loss, and not held to the pool's bound.
+
+use crate::commands::Commands;
+
+use super::{grid, Ctx, Operand};
+
+const FILL: &str = include_str!("../../shaders/operand_texture.wgsl");
+/// Invocations in a fill's workgroup (`operand_texture.wgsl`).
+const FILL_INVOCATIONS: u64 = 64;
+
+/// `fn load_a4` of `matmul_cpu.wgsl` in the texture form: texel (k / 4, row) of A's texture.
+pub(crate) const LOAD_A4_TEX: &str = "@group(0) @binding(2) var a: texture_2d<u32>;
+fn load_a4(a_off: u32, row: u32, k: u32, m: u32, kk: u32) -> vec4<T> {
+    if (!FULL_M && row >= m) { return vec4<T>(); }
+    return bitcast<vec4<T>>(textureLoad(a, vec2<u32>(k / 4u, row), 0));
+}
+";
+/// `fn load_b4` in the texture form: texel (col / 4, k) of B's texture.
+pub(crate) const LOAD_B4_TEX: &str = "@group(0) @binding(3) var b: texture_2d<u32>;
+fn load_b4(b_off: u32, k: u32, col: u32, n: u32, kk: u32) -> vec4<T> {
+    if ((!FULL_N && col >= n) || (!FULL_K && k >= kk)) { return vec4<T>(); }
+    return bitcast<vec4<T>>(textureLoad(b, vec2<u32>(col / 4u, k), 0));
+}
+";
+
+/// Multiply-adds from which a product takes the texture form: below it the two fills (a
+/// dispatch each, ~0.05–0.25 ms on SwiftShader) cost about what the texel loads save.
+pub(crate) const MIN_MACS: u64 = 1 << 20;
+
+/// Operand textures a session keeps: the A and B of two product shapes.
+pub(crate) const MAX_TEXTURES: usize = 4;
+
+/// Bytes of an `rgba32uint` texel.
+const TEXEL: u64 = 16;
+
+/// Whether an M×K·K×N product (`batch` matrices; both operands plain and read as vec4s, on a CPU
+/// adapter) takes the texture form: on SwiftShader (`Ctx::operand_textures`), one matrix, at least [`MIN_MACS`] multiply-adds, and both
+/// textures (A: K/4 × M texels, B: N/4 × K) within the device's 2D texture size.
+pub(crate) fn takes(ctx: &Ctx, (m, k, n): (usize, usize, usize), batch: usize) -> bool {
+    if !ctx.operand_textures || batch > 1 || (m as u64) * (k as u64) * (n as u64) < MIN_MACS {
+        return false;
+    }
+    let max = ctx.device.limits().max_texture_dimension_2d as usize;
+    m.max(k) <= max && (k / 4).max(n / 4) <= max
+}
+
+/// Records the fills of A's and B's textures from their buffers; returns the two views, for
+/// bindings 2 and 3 of the product.
+pub(crate) fn fill(
+    ctx: &Ctx,
+    enc: &mut Commands,
+    (a, b): (Operand, Operand),
+    (m, k, n): (usize, usize, usize),
+) -> [wgpu::TextureView; 2] {
+    let p = ctx
+        .cache
+        .pipeline(ctx.device, "operand_texture", "", || FILL.to_string());
+    [(0u8, a, (k / 4, m)), (1, b, (n / 4, k))].map(|(slot, x, (w, h))| {
+        let view = ctx.cache.operand_texture(ctx.device, slot, (w as u32, h as u32));
+        let groups = grid(((w * h) as u64).div_ceil(FILL_INVOCATIONS));
+        let params = ctx.cache.params(
+            ctx.device,
+            &[w as u32, h as u32, groups.0 * FILL_INVOCATIONS as u32],
+        );
+        let buffers = [(&params, params.size()), (x.buffer, x.len().max(1) * 4)];
+        let bind = ctx.cache.bind_group(ctx.device, &p, &[(0, &view)], &buffers);
+        enc.dispatch(&p, bind, groups);
+        view
+    })
+}
+
+/// Key of an operand texture: slot (0: A, 1: B), width, height.
+type Key = (u8, u32, u32);
+
+fn bytes(&(_, w, h): &Key) -> i64 {
+    (w as u64 * h as u64 * TEXEL) as i64
+}
+
+/// The operand textures of one session (their views, which hold them), least recently used
+/// evicted first, with what the ledger has not been told yet (as `Params` in `cache.rs`).
+pub(crate) struct OperandTextures {
+    map: lru::LruCache<Key, wgpu::TextureView>,
+    /// `(bytes, textures)` made minus evicted since the last [`OperandTextures::settle`].
+    unsettled: (i64, i64),
+}
+
+impl OperandTextures {
+    pub(crate) fn new() -> OperandTextures {
+        OperandTextures {
+            map: lru::LruCache::new(
+                std::num::NonZeroUsize::new(MAX_TEXTURES).unwrap_or(std::num::NonZeroUsize::MIN),
+            ),
+            unsettled: (0, 0),
+        }
+    }
+
+    /// The texture of `slot` and `(width, height)`, made on first use; with the view it evicted
+    /// (dropped, not destroyed: a pending command may still read it).
+    pub(crate) fn get(
+        &mut self,
+        device: &wgpu::Device,
+        slot: u8,
+        (w, h): (u32, u32),
+    ) -> (wgpu::TextureView, Option<wgpu::TextureView>) {
+        let key = (slot, w, h);
+        if let Some(v) = self.map.get(&key) {
+            return (v.clone(), None);
+        }
+        let texture = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("affon operand"),
+            size: wgpu::Extent3d {
+                width: w,
+                height: h,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Rgba32Uint,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::STORAGE_BINDING,
+            view_formats: &[],
+        });
+        let view = texture.create_view(&Default::default());
+        self.unsettled.0 += bytes(&key);
+        self.unsettled.1 += 1;
+        let evicted = self.map.push(key, view.clone()).map(|(old, v)| {
+            self.unsettled.0 -= bytes(&old);
+            self.unsettled.1 -= 1;
+            v
+        });
+        (view, evicted)
+    }
+
+    /// A call succeeded: `(bytes, textures)` made minus evicted since the last call that did.
+    pub(crate) fn settle(&mut self) -> (i64, i64) {
+        std::mem::take(&mut self.unsettled)
+    }
+
+    /// Drops every texture; returns `(bytes, textures)` of them the ledger counts.
+    pub(crate) fn clear(&mut self) -> (i64, i64) {
+        let held: i64 = self.map.iter().map(|(k, _)| bytes(k)).sum();
+        let counted = (held - self.unsettled.0, self.map.len() as i64 - self.unsettled.1);
+        self.map.clear();
+        self.unsettled = (0, 0);
+        counted
+    }
+}

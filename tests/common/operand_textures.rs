@@ -1,0 +1,168 @@
+//! The CPU matmul's texture form (`kernels/operand_tex.rs`: on SwiftShader a product of plain
+//! operands with at least 2^20 multiply-adds reads A and B from textures the call fills first).
+//! Products that take it match a float64 reference — integers exactly, their words crossing the
+//! textures bit for bit — including products recorded into one batch that reuse and evict the
+//! cached textures, and a compiled product with a fused bias and relu; the textures are counted
+//! exactly in `compute.memory/texture_bytes` and `textures`; `clear_cache()` and `dispose()`
+//! release them. `form`: whether the adapter takes the form (the browser suite's SwiftShader does,
+//! lavapipe does not: there the same products must match and the counts stay zero).
+
+use affon::{DType, Program, Session, Tensor};
+
+use super::composite::read;
+use super::ops::{check_matmul, floats, ints, matmul_ref, uints, Host, Rng};
+
+/// `(texture_bytes, textures)` of a session, from its `compute.memory` records.
+fn held(s: &Session) -> (u64, u64) {
+    let r = affon::telemetry::ledger_records(&s.stats(), None);
+    let get = |n: &str| affon::telemetry::find(&r, "compute.memory", n).unwrap() as u64;
+    (get("texture_bytes"), get("textures"))
+}
+
+/// The textures of M×K·K×N products when the form is taken: A's K/4 × M texels and B's N/4 × K,
+/// 16 bytes each.
+fn of(form: bool, products: &[(u64, u64, u64)]) -> (u64, u64) {
+    let bytes: u64 = products
+        .iter()
+        .map(|&(m, k, n)| (k / 4 * m + n / 4 * k) * 16)
+        .sum();
+    if form {
+        (bytes, 2 * products.len() as u64)
+    } else {
+        (0, 0)
+    }
+}
+
+/// `a · b` read back against the float64 reference, within `1e-5·k·max|a|·max|b| + 1e-6`.
+async fn close(what: &str, got: &Tensor, a: &Host<f32>, b: &Host<f32>) {
+    let want = matmul_ref(a, b).data;
+    let tol = (1e-5 * a.shape[1] as f64 * a.max_abs() * b.max_abs() + 1e-6) as f32;
+    let got = read(got).await;
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(
+            (g - w).abs() <= tol,
+            "{what}: element {i}: {g} against {w} (±{tol})"
+        );
+    }
+}
+
+pub async fn texture_form_matches_and_is_counted(s: Session, form: bool) {
+    let mut rng = Rng::new(0x7e57);
+    assert_eq!(held(&s), (0, 0), "nothing recorded yet");
+    // 67×132·132×260, 2.3M multiply-adds: rows not in the 8-row blocks, columns in fours but not
+    // sixteens (the last block half outside); float32, then int32 and uint32 exactly
+    let (sa, sb) = (&[67, 132], &[132, 260]);
+    check_matmul(
+        &s,
+        &floats(&mut rng, sa, -1.0, 1.0, &[]),
+        &floats(&mut rng, sb, -1.0, 1.0, &[]),
+    )
+    .await;
+    assert_eq!(held(&s), of(form, &[(67, 132, 260)]), "A's and B's textures");
+    check_matmul(&s, &ints(&mut rng, sa, -100, 100), &ints(&mut rng, sb, -100, 100)).await;
+    check_matmul(&s, &uints(&mut rng, sa, 0, 100), &uints(&mut rng, sb, 0, 100)).await;
+    assert_eq!(
+        held(&s),
+        of(form, &[(67, 132, 260)]),
+        "the same shapes reuse them, any dtype"
+    );
+    // the threshold: 64×252·252×64 (1,016,064 multiply-adds) reads buffers, 64×256·256×64 (2^20)
+    // textures (both full blocks)
+    check_matmul(
+        &s,
+        &floats(&mut rng, &[64, 252], -1.0, 1.0, &[]),
+        &floats(&mut rng, &[252, 64], -1.0, 1.0, &[]),
+    )
+    .await;
+    assert_eq!(
+        held(&s),
+        of(form, &[(67, 132, 260)]),
+        "below 2^20 multiply-adds: no texture"
+    );
+    check_matmul(
+        &s,
+        &floats(&mut rng, &[64, 256], -1.0, 1.0, &[]),
+        &floats(&mut rng, &[256, 64], -1.0, 1.0, &[]),
+    )
+    .await;
+    assert_eq!(
+        held(&s),
+        of(form, &[(67, 132, 260), (64, 256, 64)]),
+        "at 2^20: two more"
+    );
+    assert!(s.clear_cache() >= of(form, &[(67, 132, 260), (64, 256, 64)]).0);
+    assert_eq!(held(&s), (0, 0), "clear_cache releases them");
+
+    // one batch (no readback between): two products of the same shapes (the second's fills
+    // overwrite textures the first reads: they must wait for it), a product of the first's output,
+    // and a third shape pair that evicts the first two textures while the batch is pending
+    let h = |rng: &mut Rng, shape: &[usize]| floats(rng, shape, -1.0, 1.0, &[]);
+    let (a1, b1, a2, b2) = (
+        h(&mut rng, &[96, 128]),
+        h(&mut rng, &[128, 96]),
+        h(&mut rng, &[96, 128]),
+        h(&mut rng, &[128, 96]),
+    );
+    let (b3, x, y) = (
+        h(&mut rng, &[96, 128]),
+        h(&mut rng, &[200, 64]),
+        h(&mut rng, &[64, 100]),
+    );
+    let up = |h: &Host<f32>| s.tensor(&h.data, &h.shape).unwrap();
+    let c1 = up(&a1).matmul(&up(&b1)).unwrap();
+    let c2 = up(&a2).matmul(&up(&b2)).unwrap();
+    let c3 = c1.matmul(&up(&b3)).unwrap();
+    let c4 = up(&x).matmul(&up(&y)).unwrap();
+    let c1h = Host {
+        shape: vec![96, 96],
+        data: read(&c1).await,
+    };
+    close("first of two same-shape products", &c1, &a1, &b1).await;
+    close("second of two same-shape products", &c2, &a2, &b2).await;
+    close("a product of the first", &c3, &c1h, &b3).await;
+    close("a product whose textures evicted the first two", &c4, &x, &y).await;
+    // kept: the last four (c3's A 24×96 and B 32×96, c4's A 16×200 and B 25×64)
+    assert_eq!(held(&s), of(form, &[(96, 96, 128), (200, 64, 100)]), "four kept");
+
+    // compiled: relu(x · w + bias), the MLP's first layer, the chain fused into the product's stores
+    let (x, w, bias) = (
+        h(&mut rng, &[64, 784]),
+        h(&mut rng, &[784, 256]),
+        h(&mut rng, &[256]),
+    );
+    let mut p = Program::new("dense");
+    let xi = p.input("x", DType::Float32, &[64, 784]).unwrap();
+    let wi = p.input("w", DType::Float32, &[784, 256]).unwrap();
+    let bi = p.input("b", DType::Float32, &[256]).unwrap();
+    let mm = p.matmul(xi, wi).unwrap();
+    let sum = p.add(mm, bi).unwrap();
+    let r = p.relu(sum).unwrap();
+    p.output("y", r).unwrap();
+    let exe = s.compile(&p).unwrap();
+    let (tx, tw, tb) = (up(&x), up(&w), up(&bias));
+    let outs = exe.run(&[("x", &tx), ("w", &tw), ("b", &tb)], None).unwrap();
+    let got = read(&outs[0].1).await;
+    let tol = 1e-5 * 784.0 * x.max_abs() * w.max_abs() + 1e-6;
+    for i in 0..64 {
+        for j in 0..256 {
+            let dot: f64 = (0..784)
+                .map(|k| x.data[i * 784 + k] as f64 * w.data[k * 256 + j] as f64)
+                .sum();
+            let want = (dot + bias.data[j] as f64).max(0.0);
+            let g = got[i * 256 + j] as f64;
+            assert!(
+                (g - want).abs() <= tol,
+                "relu(x·w + b)[{i}][{j}]: {g} against {want} (±{tol})"
+            );
+        }
+    }
+    assert_eq!(
+        held(&s),
+        of(form, &[(200, 64, 100), (64, 784, 256)]),
+        "the MLP layer's two evict c3's"
+    );
+    drop((exe, outs, tx, tw, tb, c1, c2, c3, c4));
+    s.dispose();
+    assert_eq!(held(&s), (0, 0), "dispose releases them");
+}
