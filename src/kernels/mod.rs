@@ -25,6 +25,7 @@ mod window;
 
 pub(crate) use cache::KernelCache;
 pub use cache::MAX_PIPELINES;
+pub(crate) use operand_tex::texture_cap;
 
 use crate::commands::Commands;
 use crate::dtype::DType;
@@ -104,8 +105,9 @@ pub(crate) struct Ctx<'a> {
     /// The adapter runs on the CPU (lavapipe, SwiftShader): few cores, so occupancy never limits
     /// and the kernels with the most work per thread win.
     pub cpu_adapter: bool,
-    /// The CPU matmul reads large operands from textures (`operand_tex.rs`): SwiftShader.
-    pub operand_textures: bool,
+    /// The most bytes one operand texture of the CPU matmul may hold (`operand_tex.rs`); 0 where
+    /// the form is off (every adapter but SwiftShader).
+    pub texture_cap: u64,
     /// Invocations per subgroup when the device has subgroup operations, else 0
     /// (`AdapterIdentity::subgroup_size`).
     pub subgroup_lanes: u32,

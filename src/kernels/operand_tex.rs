@@ -42,14 +42,30 @@ pub(crate) const MIN_MACS: u64 = 1 << 20;
 /// Operand textures a session keeps: the A and B of two product shapes.
 pub(crate) const MAX_TEXTURES: usize = 4;
 
+/// The most bytes one operand texture holds: the form doubles an operand's memory outside the
+/// pool, so a larger operand (past a 2048² float32 matrix) reads its buffer.
+pub(crate) const MAX_TEXTURE_BYTES: u64 = 16 << 20;
+
+/// `Ctx::texture_cap` of a session: with the form on, [`MAX_TEXTURE_BYTES`] or an eighth of the
+/// pool's bound if less (the [`MAX_TEXTURES`] kept then hold at most half of it); 0 with it off.
+pub(crate) fn texture_cap(on: bool, pool_bound: u64) -> u64 {
+    if on {
+        MAX_TEXTURE_BYTES.min(pool_bound / 8)
+    } else {
+        0
+    }
+}
+
 /// Bytes of an `rgba32uint` texel.
 const TEXEL: u64 = 16;
 
 /// Whether an M×K·K×N product (`batch` matrices; both operands plain and read as vec4s, on a CPU
-/// adapter) takes the texture form: on SwiftShader (`Ctx::operand_textures`), one matrix, at least [`MIN_MACS`] multiply-adds, and both
-/// textures (A: K/4 × M texels, B: N/4 × K) within the device's 2D texture size.
+/// adapter) takes the texture form: on SwiftShader, one matrix, at least [`MIN_MACS`]
+/// multiply-adds, both textures (A: K/4 × M texels, B: N/4 × K; an operand's own bytes) within
+/// `Ctx::texture_cap` and the device's 2D texture size.
 pub(crate) fn takes(ctx: &Ctx, (m, k, n): (usize, usize, usize), batch: usize) -> bool {
-    if !ctx.operand_textures || batch > 1 || (m as u64) * (k as u64) * (n as u64) < MIN_MACS {
+    let (m64, k64, n64) = (m as u64, k as u64, n as u64);
+    if batch > 1 || m64 * k64 * n64 < MIN_MACS || 4 * m64.max(n64) * k64 > ctx.texture_cap {
         return false;
     }
     let max = ctx.device.limits().max_texture_dimension_2d as usize;
@@ -155,5 +171,18 @@ impl OperandTextures {
         self.map.clear();
         self.unsettled = (0, 0);
         counted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 16 MiB a texture, or an eighth of the pool's bound if less; nothing with the form off.
+    #[test]
+    fn texture_cap_follows_the_pool_bound() {
+        assert_eq!(texture_cap(true, 1 << 30), 16 << 20);
+        assert_eq!(texture_cap(true, 1 << 20), 128 << 10);
+        assert_eq!(texture_cap(false, 1 << 30), 0);
     }
 }

@@ -102,6 +102,15 @@ impl Session {
         });
         gpu.staging.set_pool_bound(config.max_total_bytes);
         let gpu_is_cpu = gpu.identity.device_type == "cpu";
+        let cpu_kernels = match options.kernels {
+            Kernels::ForAdapter => gpu_is_cpu,
+            Kernels::Gpu => false,
+            Kernels::Cpu => true,
+        };
+        let texture_cap = crate::kernels::texture_cap(
+            cpu_kernels && gpu.identity.is_swiftshader(),
+            config.max_total_bytes,
+        );
         let idle_trim_ms = config.idle_trim_ms;
         let pool = Pool::new(DeviceStorage::new(&gpu), config, ledger.clone());
         let kernels = KernelCache::new(ledger.clone());
@@ -128,11 +137,8 @@ impl Session {
                 owners,
                 info,
                 forgotten,
-                cpu_kernels: match options.kernels {
-                    Kernels::ForAdapter => gpu_is_cpu,
-                    Kernels::Gpu => false,
-                    Kernels::Cpu => true,
-                },
+                cpu_kernels,
+                texture_cap,
                 me: me.clone(),
                 idle: crate::idle::Idle::new(idle_trim_ms),
                 deferred: Default::default(),

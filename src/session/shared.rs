@@ -45,6 +45,8 @@ pub(crate) struct SessionShared {
     pub(crate) forgotten: Arc<ForgottenStore>,
     /// Run the kernels' CPU-adapter forms (see [`Kernels`]).
     pub(super) cpu_kernels: bool,
+    /// `Ctx::texture_cap`: set at creation (`kernels::texture_cap`).
+    pub(super) texture_cap: u64,
     /// This session, weakly (for the idle timer).
     pub(crate) me: crate::platform::WeakShared<SessionShared>,
     /// Activity and the idle timer (see `idle.rs`).
@@ -106,7 +108,7 @@ impl SessionShared {
             device: &self.gpu.device,
             cache: &self.kernels,
             cpu_adapter: self.cpu_kernels,
-            operand_textures: self.cpu_kernels && self.gpu.identity.is_swiftshader(),
+            texture_cap: self.texture_cap,
             subgroup_lanes: self.gpu.identity.subgroup_size,
             scratch: None,
         }

@@ -3,7 +3,8 @@
 //! Products that take it match a float64 reference — integers exactly, their words crossing the
 //! textures bit for bit — including products recorded into one batch that reuse and evict the
 //! cached textures, and a compiled product with a fused bias and relu; the textures are counted
-//! exactly in `compute.memory/texture_bytes` and `textures`; `clear_cache()` and `dispose()`
+//! exactly in `compute.memory/texture_bytes` and `textures`, and an operand past 16 MiB reads its
+//! buffer; `clear_cache()` and `dispose()`
 //! release them. `form`: whether the adapter takes the form (the browser suite's SwiftShader does,
 //! lavapipe does not: there the same products must match and the counts stay zero).
 
@@ -90,6 +91,18 @@ pub async fn texture_form_matches_and_is_counted(s: Session, form: bool) {
         held(&s),
         of(form, &[(67, 132, 260), (64, 256, 64)]),
         "at 2^20: two more"
+    );
+    // past the cap (16 MiB a texture with the default bound): B, 1024×4100, would take 16.8 MB
+    check_matmul(
+        &s,
+        &floats(&mut rng, &[4, 1024], -1.0, 1.0, &[]),
+        &floats(&mut rng, &[1024, 4100], -1.0, 1.0, &[]),
+    )
+    .await;
+    assert_eq!(
+        held(&s),
+        of(form, &[(67, 132, 260), (64, 256, 64)]),
+        "an operand past 16 MiB: no texture"
     );
     assert!(s.clear_cache() >= of(form, &[(67, 132, 260), (64, 256, 64)]).0);
     assert_eq!(held(&s), (0, 0), "clear_cache releases them");
