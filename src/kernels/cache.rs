@@ -207,8 +207,8 @@ impl KernelCache {
     }
 
     /// The session is disposed or its device lost: no call will record again. Drops every
-    /// parameter buffer, operand texture and bind group (the pending batch, already submitted, keeps what it uses)
-    /// and counts them out.
+    /// parameter buffer, operand texture and bind group (the pending batch, already submitted,
+    /// keeps what it uses) and counts them out.
     pub(crate) fn release(&self) {
         let mut p = lock(&self.params);
         let (bytes, buffers) = p.counted();
