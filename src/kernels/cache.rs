@@ -14,6 +14,8 @@
 //! textures of the CPU matmul's texture form (`operand_tex.rs`) are cached and counted the same
 //! way, in `compute.memory/texture_bytes` and `textures`.
 
+use std::borrow::Borrow;
+use std::hash::Hash;
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -21,7 +23,7 @@ use wgpu::util::DeviceExt;
 
 use crate::accounting::{Exec, Ledger};
 
-use super::operand_tex::OperandTextures;
+use super::operand_tex;
 
 /// Pipelines a session keeps (least recently used evicted first, counted in
 /// `compute.execution/pipeline_cache_evictions`).
@@ -42,30 +44,11 @@ struct BindKey {
     buffers: Vec<(wgpu::Buffer, u64)>,
 }
 
-/// The parameter buffers, with what the ledger has not been told of them yet (what it counts is
-/// the map's total less that: [`Params::counted`]).
-struct Params {
-    map: lru::LruCache<Vec<u32>, wgpu::Buffer>,
-    /// `(bytes, buffers)` made minus evicted since the last [`KernelCache::settle`].
-    unsettled: (i64, i64),
-}
-
-impl Params {
-    /// `(bytes, buffers)` the ledger counts.
-    fn counted(&self) -> (i64, i64) {
-        let bytes: u64 = self.map.iter().map(|(_, b)| b.size()).sum();
-        (
-            bytes as i64 - self.unsettled.0,
-            self.map.len() as i64 - self.unsettled.1,
-        )
-    }
-}
-
 /// Pipelines, parameter buffers, operand textures and bind groups of one session.
 pub(crate) struct KernelCache {
     pipelines: Mutex<lru::LruCache<(&'static str, String), wgpu::ComputePipeline>>,
-    params: Mutex<Params>,
-    textures: Mutex<OperandTextures>,
+    params: Mutex<Settled<Vec<u32>, wgpu::Buffer>>,
+    textures: Mutex<Settled<operand_tex::Key, wgpu::TextureView>>,
     binds: Mutex<lru::LruCache<BindKey, wgpu::BindGroup>>,
     ledger: Arc<Ledger>,
 }
@@ -83,11 +66,8 @@ impl KernelCache {
     pub(crate) fn new(ledger: Arc<Ledger>) -> KernelCache {
         KernelCache {
             pipelines: Mutex::new(lru(MAX_PIPELINES)),
-            params: Mutex::new(Params {
-                map: lru(MAX_PARAMS),
-                unsettled: (0, 0),
-            }),
-            textures: Mutex::new(OperandTextures::new()),
+            params: Mutex::new(Settled::new(MAX_PARAMS)),
+            textures: Mutex::new(Settled::new(operand_tex::MAX_TEXTURES)),
             binds: Mutex::new(lru(MAX_BIND_GROUPS)),
             ledger,
         }
@@ -129,37 +109,39 @@ impl KernelCache {
     /// every dispatch with the same parameters).
     pub(crate) fn params(&self, device: &wgpu::Device, words: &[u32]) -> wgpu::Buffer {
         let mut p = lock(&self.params);
-        if let Some(b) = p.map.get(words) {
-            return b.clone();
+        if let Some(b) = p.get(words) {
+            return b;
         }
         let b = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("affon params"),
             contents: bytemuck::cast_slice(words),
             usage: wgpu::BufferUsages::STORAGE,
         });
-        p.unsettled.0 += b.size() as i64;
-        p.unsettled.1 += 1;
-        // An evicted buffer is dropped, not destroyed: a pending command may still use it. The
-        // cached bind groups that bind it go too, so the device frees it with the last of those.
-        if let Some((_, old)) = p.map.push(words.to_vec(), b.clone()) {
-            p.unsettled.0 -= old.size() as i64;
-            p.unsettled.1 -= 1;
+        // The cached bind groups that bind an evicted buffer go too, so the device frees it with
+        // the last of those.
+        if let Some(old) = p.insert(words.to_vec(), b.clone(), b.size()) {
             drop(p);
             self.forget_binds(|k| k.buffers.iter().any(|(b, _)| *b == old));
         }
         b
     }
 
-    /// The operand texture `slot` (0: A, 1: B) of `width` × `height` texels (see
-    /// [`OperandTextures`]), made on first use; a call that makes one is counted when it succeeds.
+    /// The operand texture `slot` (0: A, 1: B) of `width` × `height` texels
+    /// (`operand_tex::texture`), made on first use; a call that makes one is counted when it
+    /// succeeds.
     pub(crate) fn operand_texture(
         &self,
         device: &wgpu::Device,
         slot: u8,
-        size: (u32, u32),
+        (w, h): (u32, u32),
     ) -> wgpu::TextureView {
-        let (view, evicted) = lock(&self.textures).get(device, slot, size);
-        if let Some(old) = evicted {
+        let mut t = lock(&self.textures);
+        if let Some(v) = t.get(&(slot, w, h)) {
+            return v;
+        }
+        let (view, bytes) = operand_tex::texture(device, (w, h));
+        if let Some(old) = t.insert((slot, w, h), view.clone(), bytes) {
+            drop(t);
             self.forget_binds(|k| k.views.iter().any(|(_, v)| *v == old));
         }
         view
@@ -183,12 +165,10 @@ impl KernelCache {
     /// A call succeeded: the parameter buffers and operand textures made and evicted since the
     /// last call that did reach the ledger.
     pub(crate) fn settle(&self) {
-        let mut p = lock(&self.params);
-        let (bytes, buffers) = std::mem::take(&mut p.unsettled);
+        let (bytes, buffers) = lock(&self.params).settle();
         if bytes != 0 || buffers != 0 {
             self.ledger.params_changed(bytes, buffers);
         }
-        drop(p);
         let (bytes, textures) = lock(&self.textures).settle();
         if bytes != 0 || textures != 0 {
             self.ledger.textures_changed(bytes, textures);
@@ -210,12 +190,8 @@ impl KernelCache {
     /// parameter buffer, operand texture and bind group (the pending batch, already submitted,
     /// keeps what it uses) and counts them out.
     pub(crate) fn release(&self) {
-        let mut p = lock(&self.params);
-        let (bytes, buffers) = p.counted();
-        p.map.clear();
-        p.unsettled = (0, 0);
+        let (bytes, buffers) = lock(&self.params).clear();
         self.ledger.params_changed(-bytes, -buffers);
-        drop(p);
         let (bytes, textures) = lock(&self.textures).clear();
         self.ledger.textures_changed(-bytes, -textures);
         let mut binds = lock(&self.binds);
@@ -279,5 +255,63 @@ impl Drop for KernelCache {
     fn drop(&mut self) {
         self.release(); // what a disposed session already released counts out as nothing
         self.ledger.count(Exec::Pipelines(-(self.len() as i64)));
+    }
+}
+
+/// A bounded cache of device objects whose bytes and count reach the ledger only when the call
+/// that made them succeeds: the kernel cache's parameter buffers and operand textures. Objects made (and evicted) since the last successful call are *unsettled*: held
+/// here, not yet counted; [`Settled::settle`] hands their total to the caller for the ledger, so a
+/// failed call moves no record and its objects are counted by the next call that succeeds.
+/// Least recently used first out; each value is held with its bytes.
+pub(crate) struct Settled<K: Hash + Eq, V> {
+    map: lru::LruCache<K, (V, u64)>,
+    /// `(bytes, objects)` made minus evicted since the last [`Settled::settle`].
+    unsettled: (i64, i64),
+}
+
+impl<K: Hash + Eq, V: Clone> Settled<K, V> {
+    /// An empty cache of at most `capacity` objects.
+    pub(crate) fn new(capacity: usize) -> Self {
+        Settled {
+            map: lru(capacity),
+            unsettled: (0, 0),
+        }
+    }
+
+    /// The cached value of `key` (now the most recently used).
+    pub(crate) fn get<Q: Hash + Eq + ?Sized>(&mut self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+    {
+        self.map.get(key).map(|(v, _)| v.clone())
+    }
+
+    /// Caches `value` (made now, `bytes` long) under `key`, absent until now; returns the value
+    /// it evicted, dropped by the caller, not destroyed: a pending command may still use it.
+    pub(crate) fn insert(&mut self, key: K, value: V, bytes: u64) -> Option<V> {
+        self.unsettled.0 += bytes as i64;
+        self.unsettled.1 += 1;
+        let (_, (old, old_bytes)) = self.map.push(key, (value, bytes))?;
+        self.unsettled.0 -= old_bytes as i64;
+        self.unsettled.1 -= 1;
+        Some(old)
+    }
+
+    /// A call succeeded: `(bytes, objects)` made minus evicted since the last call that did.
+    pub(crate) fn settle(&mut self) -> (i64, i64) {
+        std::mem::take(&mut self.unsettled)
+    }
+
+    /// Drops every object; returns `(bytes, objects)` of them the ledger counts (the map's total
+    /// less what is unsettled).
+    pub(crate) fn clear(&mut self) -> (i64, i64) {
+        let held: u64 = self.map.iter().map(|(_, (_, b))| b).sum();
+        let counted = (
+            held as i64 - self.unsettled.0,
+            self.map.len() as i64 - self.unsettled.1,
+        );
+        self.map.clear();
+        self.unsettled = (0, 0);
+        counted
     }
 }

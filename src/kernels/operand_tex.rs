@@ -5,7 +5,7 @@
 //! storage-buffer vec4 load is four per-lane gathers behind robustness checks, a texel load one
 //! 16-byte fetch a lane (README "Performance", "Operand textures" gives the measurements).
 //!
-//! The textures are a session's cache ([`OperandTextures`], inside `KernelCache`): one per operand
+//! The textures are a session's cache (inside `KernelCache`, counted through `cache.rs`'s `Settled`): one per operand
 //! slot and size, the last [`MAX_TEXTURES`] kept, rewritten by each product that uses them (the
 //! commands of one batch run in order, so a later product's fill waits for the earlier product's
 //! reads). They are device memory outside the pool: counted in `compute.memory/texture_bytes` and
@@ -97,81 +97,30 @@ pub(crate) fn fill(
     })
 }
 
-/// Key of an operand texture: slot (0: A, 1: B), width, height.
-type Key = (u8, u32, u32);
+/// Key of an operand texture in the kernel cache: slot (0: A, 1: B), width, height.
+pub(crate) type Key = (u8, u32, u32);
 
-fn bytes(&(_, w, h): &Key) -> i64 {
-    (w as u64 * h as u64 * TEXEL) as i64
-}
-
-/// The operand textures of one session (their views, which hold them), least recently used
-/// evicted first, with what the ledger has not been told yet (as `Params` in `cache.rs`).
-pub(crate) struct OperandTextures {
-    map: lru::LruCache<Key, wgpu::TextureView>,
-    /// `(bytes, textures)` made minus evicted since the last [`OperandTextures::settle`].
-    unsettled: (i64, i64),
-}
-
-impl OperandTextures {
-    pub(crate) fn new() -> OperandTextures {
-        OperandTextures {
-            map: lru::LruCache::new(
-                std::num::NonZeroUsize::new(MAX_TEXTURES).unwrap_or(std::num::NonZeroUsize::MIN),
-            ),
-            unsettled: (0, 0),
-        }
-    }
-
-    /// The texture of `slot` and `(width, height)`, made on first use; with the view it evicted
-    /// (dropped, not destroyed: a pending command may still read it).
-    pub(crate) fn get(
-        &mut self,
-        device: &wgpu::Device,
-        slot: u8,
-        (w, h): (u32, u32),
-    ) -> (wgpu::TextureView, Option<wgpu::TextureView>) {
-        let key = (slot, w, h);
-        if let Some(v) = self.map.get(&key) {
-            return (v.clone(), None);
-        }
-        let texture = device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("affon operand"),
-            size: wgpu::Extent3d {
-                width: w,
-                height: h,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: wgpu::TextureFormat::Rgba32Uint,
-            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::STORAGE_BINDING,
-            view_formats: &[],
-        });
-        let view = texture.create_view(&Default::default());
-        self.unsettled.0 += bytes(&key);
-        self.unsettled.1 += 1;
-        let evicted = self.map.push(key, view.clone()).map(|(old, v)| {
-            self.unsettled.0 -= bytes(&old);
-            self.unsettled.1 -= 1;
-            v
-        });
-        (view, evicted)
-    }
-
-    /// A call succeeded: `(bytes, textures)` made minus evicted since the last call that did.
-    pub(crate) fn settle(&mut self) -> (i64, i64) {
-        std::mem::take(&mut self.unsettled)
-    }
-
-    /// Drops every texture; returns `(bytes, textures)` of them the ledger counts.
-    pub(crate) fn clear(&mut self) -> (i64, i64) {
-        let held: i64 = self.map.iter().map(|(k, _)| bytes(k)).sum();
-        let counted = (held - self.unsettled.0, self.map.len() as i64 - self.unsettled.1);
-        self.map.clear();
-        self.unsettled = (0, 0);
-        counted
-    }
+/// A new `rgba32uint` texture of `width` × `height` texels (its view, which holds it), and its
+/// bytes.
+pub(crate) fn texture(device: &wgpu::Device, (w, h): (u32, u32)) -> (wgpu::TextureView, u64) {
+    let texture = device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("affon operand"),
+        size: wgpu::Extent3d {
+            width: w,
+            height: h,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Rgba32Uint,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::STORAGE_BINDING,
+        view_formats: &[],
+    });
+    (
+        texture.create_view(&Default::default()),
+        w as u64 * h as u64 * TEXEL,
+    )
 }
 
 #[cfg(test)]

@@ -104,7 +104,12 @@ pub async fn texture_form_matches_and_is_counted(s: Session, form: bool) {
         of(form, &[(67, 132, 260), (64, 256, 64)]),
         "an operand past 16 MiB: no texture"
     );
-    assert!(s.clear_cache() >= of(form, &[(67, 132, 260), (64, 256, 64)]).0);
+    let st = s.stats();
+    assert_eq!(
+        s.clear_cache(),
+        st.pool_cached_bytes + st.staging_bytes + of(form, &[(67, 132, 260), (64, 256, 64)]).0,
+        "clear_cache returns the pool's cached bytes, the staging bytes and the textures'"
+    );
     assert_eq!(held(&s), (0, 0), "clear_cache releases them");
 
     // one batch (no readback between): two products of the same shapes (the second's fills
