@@ -35,10 +35,29 @@ pub(crate) enum Cmd {
     },
 }
 
-/// Commands of one call, in order (same method names as `wgpu::CommandEncoder`).
+/// An operand texture's key in the kernel cache: slot (0: A, 1: B), width, height
+/// (`kernels/operand_tex.rs`).
+pub(crate) type TextureKey = (u8, u32, u32);
+
+/// What a recorded command does to memory that an operand texture may copy, in recording order:
+/// at commit the kernel cache learns from a call's effects which buffer each texture holds the
+/// words of (`operand_tex::holds_after`), so a product whose operand is unchanged since its
+/// texture was filled skips the fill.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Effect<B = wgpu::Buffer> {
+    /// A buffer a command may write: every buffer a dispatch binds but its parameters (where the
+    /// operand textures are in use: `Ctx::texture_cap`), a copy's or a clear's destination.
+    Touch(B),
+    /// An operand texture filled from a buffer's words.
+    Fill(TextureKey, B),
+}
+
+/// Commands of one call, in order (same method names as `wgpu::CommandEncoder`), and their
+/// [`Effect`]s.
 #[derive(Default)]
 pub(crate) struct Commands {
     cmds: Vec<Cmd>,
+    effects: Vec<Effect>,
 }
 
 impl Commands {
@@ -67,6 +86,7 @@ impl Commands {
         bytes: u64,
     ) {
         debug_assert!(so == 0 && d == 0);
+        self.touch(dst);
         self.cmds.push(Cmd::Copy {
             src: src.clone(),
             dst: dst.clone(),
@@ -78,10 +98,26 @@ impl Commands {
     pub(crate) fn clear_buffer(&mut self, buffer: &wgpu::Buffer, offset: u64, bytes: Option<u64>) {
         debug_assert!(offset == 0);
         let bytes = bytes.unwrap_or(buffer.size());
+        self.touch(buffer);
         self.cmds.push(Cmd::Clear {
             buffer: buffer.clone(),
             bytes,
         });
+    }
+
+    /// Notes that a command recorded now may write `buffer`.
+    pub(crate) fn touch(&mut self, buffer: &wgpu::Buffer) {
+        self.effects.push(Effect::Touch(buffer.clone()));
+    }
+
+    /// Notes that the dispatch recorded last fills operand texture `key` from `buffer`.
+    pub(crate) fn filled(&mut self, key: TextureKey, buffer: &wgpu::Buffer) {
+        self.effects.push(Effect::Fill(key, buffer.clone()));
+    }
+
+    /// The effects recorded, in order.
+    pub(crate) fn effects(&self) -> &[Effect] {
+        &self.effects
     }
 
     /// Dispatches recorded.

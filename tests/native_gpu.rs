@@ -121,6 +121,15 @@ fn operand_texture_form_matches_and_is_counted() {
 }
 
 #[test]
+fn unchanged_operands_skip_their_texture_fills() {
+    let s = session(None);
+    let form = s.adapter().is_swiftshader();
+    block_on(common::operand_textures::unchanged_operands_skip_their_fills(
+        s, form,
+    ));
+}
+
+#[test]
 fn parameter_buffers_are_counted() {
     block_on(common::batch::parameter_buffers_are_counted(session(None)));
 }

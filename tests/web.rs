@@ -133,6 +133,13 @@ async fn operand_texture_form_matches_and_is_counted() {
 }
 
 #[wasm_bindgen_test]
+async fn unchanged_operands_skip_their_texture_fills() {
+    let s = session().await;
+    assert!(s.adapter().is_swiftshader(), "{:?}", s.adapter());
+    common::operand_textures::unchanged_operands_skip_their_fills(s, true).await;
+}
+
+#[wasm_bindgen_test]
 async fn parameter_buffers_are_counted() {
     common::batch::parameter_buffers_are_counted(session().await).await;
 }

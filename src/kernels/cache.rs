@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use wgpu::util::DeviceExt;
 
 use crate::accounting::{Exec, Ledger};
+use crate::commands::Effect;
 
 use super::operand_tex;
 
@@ -44,11 +45,19 @@ struct BindKey {
     buffers: Vec<(wgpu::Buffer, u64)>,
 }
 
+/// An operand texture, and the buffer whose words it holds as of the commands already committed
+/// (`None`: not known, filled by the next product that reads it).
+#[derive(Clone)]
+struct OperandTexture {
+    view: wgpu::TextureView,
+    holds: Option<wgpu::Buffer>,
+}
+
 /// Pipelines, parameter buffers, operand textures and bind groups of one session.
 pub(crate) struct KernelCache {
     pipelines: Mutex<lru::LruCache<(&'static str, String), wgpu::ComputePipeline>>,
     params: Mutex<Settled<Vec<u32>, wgpu::Buffer>>,
-    textures: Mutex<Settled<operand_tex::Key, wgpu::TextureView>>,
+    textures: Mutex<Settled<operand_tex::Key, OperandTexture>>,
     binds: Mutex<lru::LruCache<BindKey, wgpu::BindGroup>>,
     ledger: Arc<Ledger>,
 }
@@ -126,25 +135,38 @@ impl KernelCache {
         b
     }
 
-    /// The operand texture `slot` (0: A, 1: B) of `width` × `height` texels
-    /// (`operand_tex::texture`), made on first use; a call that makes one is counted when it
-    /// succeeds.
+    /// The operand texture `key` (slot, width, height in texels: `operand_tex::texture`), made on
+    /// first use, and the buffer whose words it holds as of the committed calls. A call that makes
+    /// one is counted when it succeeds (as parameter buffers are); one it evicts leaves with the
+    /// bind groups that bind it.
     pub(crate) fn operand_texture(
         &self,
         device: &wgpu::Device,
-        slot: u8,
-        (w, h): (u32, u32),
-    ) -> wgpu::TextureView {
+        key: operand_tex::Key,
+    ) -> (wgpu::TextureView, Option<wgpu::Buffer>) {
         let mut t = lock(&self.textures);
-        if let Some(v) = t.get(&(slot, w, h)) {
-            return v;
+        if let Some(OperandTexture { view, holds }) = t.get(&key) {
+            return (view, holds);
         }
-        let (view, bytes) = operand_tex::texture(device, (w, h));
-        if let Some(old) = t.insert((slot, w, h), view.clone(), bytes) {
+        let (view, bytes) = operand_tex::texture(device, (key.1, key.2));
+        let made = OperandTexture {
+            view: view.clone(),
+            holds: None,
+        };
+        if let Some(old) = t.insert(key, made, bytes) {
             drop(t);
-            self.forget_binds(|k| k.views.iter().any(|(_, v)| *v == old));
+            self.forget_binds(|k| k.views.iter().any(|(_, v)| *v == old.view));
         }
-        view
+        (view, None)
+    }
+
+    /// `buffer` was written outside a call's commands (an upload): no texture holds its words now.
+    pub(crate) fn forget_writes_to(&self, buffer: &wgpu::Buffer) {
+        for (_, t) in lock(&self.textures).iter_mut() {
+            if t.holds.as_ref() == Some(buffer) {
+                t.holds = None;
+            }
+        }
     }
 
     /// Drops the cached bind groups `stale` picks (never looked up again: a buffer or view of
@@ -162,9 +184,15 @@ impl KernelCache {
         self.ledger.count(Exec::BindGroups(-(stale.len() as i64)));
     }
 
-    /// A call succeeded: the parameter buffers and operand textures made and evicted since the
-    /// last call that did reach the ledger.
-    pub(crate) fn settle(&self) {
+    /// A call succeeded with `effects` (its commands', in order, now appended to the batch): each
+    /// operand texture learns which buffer it holds after them; the parameter buffers and operand
+    /// textures made and evicted since the last call that succeeded reach the ledger.
+    pub(crate) fn settle(&self, effects: &[Effect]) {
+        if !effects.is_empty() {
+            for (&key, t) in lock(&self.textures).iter_mut() {
+                t.holds = operand_tex::holds_after(t.holds.take(), key, effects);
+            }
+        }
         let (bytes, buffers) = lock(&self.params).settle();
         if bytes != 0 || buffers != 0 {
             self.ledger.params_changed(bytes, buffers);
@@ -295,6 +323,11 @@ impl<K: Hash + Eq, V: Clone> Settled<K, V> {
         self.unsettled.0 -= old_bytes as i64;
         self.unsettled.1 -= 1;
         Some(old)
+    }
+
+    /// Every cached key and value, to update in place.
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (&K, &mut V)> {
+        self.map.iter_mut().map(|(k, (v, _))| (k, v))
     }
 
     /// A call succeeded: `(bytes, objects)` made minus evicted since the last call that did.

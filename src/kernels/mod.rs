@@ -242,6 +242,11 @@ pub(crate) fn dispatch_with(
     buffers.extend(inputs.iter().map(|&(b, words)| (b, words.max(1) * 4)));
     let bind = ctx.cache.bind_group(ctx.device, pipeline, views, &buffers);
     enc.dispatch(pipeline, bind, groups);
+    // which bindings a kernel writes is its own: every buffer it binds counts as written
+    if ctx.texture_cap > 0 {
+        enc.touch(out.0);
+        inputs.iter().for_each(|(b, _)| enc.touch(b));
+    }
 }
 
 /// Records a fill of the first `len` words of `out` with `word`.

@@ -12,7 +12,7 @@
 //! `textures` when the call that made them succeeds (as parameter buffers are), released by
 //! `clear_cache()`, `dispose()` or a device loss, and not held to the pool's bound.
 
-use crate::commands::Commands;
+use crate::commands::{Commands, Effect};
 
 use super::{grid, Ctx, Operand};
 
@@ -72,8 +72,10 @@ pub(crate) fn takes(ctx: &Ctx, (m, k, n): (usize, usize, usize), batch: usize) -
     m.max(k) <= max && (k / 4).max(n / 4) <= max
 }
 
-/// Records the fills of A's and B's textures from their buffers; returns the two views, for
-/// bindings 2 and 3 of the product.
+/// Records the fills of A's and B's textures from their buffers, but for a texture that already
+/// holds its operand's words (filled from the same buffer by a committed call or earlier in this
+/// one, the buffer not written since: [`holds_after`]); returns the two views, for bindings 2 and
+/// 3 of the product.
 pub(crate) fn fill(
     ctx: &Ctx,
     enc: &mut Commands,
@@ -84,7 +86,11 @@ pub(crate) fn fill(
         .cache
         .pipeline(ctx.device, "operand_texture", "", || FILL.to_string());
     [(0u8, a, (k / 4, m)), (1, b, (n / 4, k))].map(|(slot, x, (w, h))| {
-        let view = ctx.cache.operand_texture(ctx.device, slot, (w as u32, h as u32));
+        let key = (slot, w as u32, h as u32);
+        let (view, held) = ctx.cache.operand_texture(ctx.device, key);
+        if holds_after(held, key, enc.effects()).as_ref() == Some(x.buffer) {
+            return view;
+        }
         let groups = grid(((w * h) as u64).div_ceil(FILL_INVOCATIONS));
         let params = ctx.cache.params(
             ctx.device,
@@ -93,12 +99,29 @@ pub(crate) fn fill(
         let buffers = [(&params, params.size()), (x.buffer, x.len().max(1) * 4)];
         let bind = ctx.cache.bind_group(ctx.device, &p, &[(0, &view)], &buffers);
         enc.dispatch(&p, bind, groups);
+        enc.filled(key, x.buffer);
         view
     })
 }
 
+/// The buffer whose words texture `key` holds after `effects`, given that it held `held`'s
+/// before them: the last fill of it, unless a command after that fill may have written the buffer
+/// (a buffer is touched when anything may write it: the pool handing it to a new tensor is
+/// followed by its producer's write).
+pub(crate) fn holds_after<B: PartialEq + Clone>(
+    held: Option<B>,
+    key: Key,
+    effects: &[Effect<B>],
+) -> Option<B> {
+    effects.iter().fold(held, |held, e| match e {
+        Effect::Fill(k, b) if *k == key => Some(b.clone()),
+        Effect::Touch(b) if held.as_ref() == Some(b) => None,
+        _ => held,
+    })
+}
+
 /// Key of an operand texture in the kernel cache: slot (0: A, 1: B), width, height.
-pub(crate) type Key = (u8, u32, u32);
+pub(crate) use crate::commands::TextureKey as Key;
 
 /// A new `rgba32uint` texture of `width` × `height` texels (its view, which holds it), and its
 /// bytes.
@@ -133,5 +156,42 @@ mod tests {
         assert_eq!(texture_cap(true, 1 << 30), 16 << 20);
         assert_eq!(texture_cap(true, 1 << 20), 128 << 10);
         assert_eq!(texture_cap(false, 1 << 30), 0);
+    }
+
+    /// A texture holds the buffer it was last filled from, until anything may write that buffer;
+    /// fills of other textures and writes of other buffers leave it.
+    #[test]
+    fn a_texture_holds_its_last_fill_until_the_buffer_is_touched() {
+        use Effect::{Fill, Touch};
+        let (a, b) = ((1, 64, 784), (0, 196, 64));
+        assert_eq!(holds_after::<u8>(None, a, &[]), None, "nothing known");
+        assert_eq!(holds_after(Some(7), a, &[]), Some(7), "no command: unchanged");
+        assert_eq!(holds_after(None, a, &[Fill(a, 7)]), Some(7), "filled");
+        assert_eq!(holds_after(Some(7), a, &[Touch(7)]), None, "its buffer written");
+        assert_eq!(
+            holds_after(Some(7), a, &[Touch(8), Fill(b, 9), Touch(9)]),
+            Some(7),
+            "other buffers written, another texture filled"
+        );
+        assert_eq!(
+            holds_after(None, a, &[Fill(a, 7), Touch(7)]),
+            None,
+            "written after its fill"
+        );
+        assert_eq!(
+            holds_after(Some(7), a, &[Touch(7), Fill(a, 7)]),
+            Some(7),
+            "refilled after the write"
+        );
+        assert_eq!(
+            holds_after(Some(7), a, &[Fill(a, 8)]),
+            Some(8),
+            "refilled from another buffer"
+        );
+        assert_eq!(
+            holds_after(Some(7), a, &[Fill(a, 8), Touch(7)]),
+            Some(8),
+            "the buffer it held before is written: not its words any more"
+        );
     }
 }

@@ -263,7 +263,7 @@ pub(crate) fn commit(s: &Shared<SessionShared>, c: crate::commands::Commands) {
     for _ in 0..c.dispatches() {
         s.ledger.dispatched();
     }
-    s.kernels.settle();
+    s.kernels.settle(c.effects());
     if s.gpu.pending.append(c) {
         s.flush();
     }
@@ -305,6 +305,7 @@ pub(crate) fn scratch(s: &Shared<SessionShared>, words: u64, what: &str) -> Resu
 
 /// Uploads `data` into `buffer`, after the pending batch (see `Gpu::write_buffer`).
 pub(crate) fn write(s: &SessionShared, buffer: &wgpu::Buffer, data: &[u8]) {
+    s.kernels.forget_writes_to(buffer);
     if s.gpu.write_buffer(buffer, data) {
         s.ledger.count(Exec::Submit);
     }

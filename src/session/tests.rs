@@ -112,10 +112,10 @@ fn operand_textures_are_counted_when_a_call_succeeds() {
         (st.texture_bytes, st.textures)
     };
     let ctx = s.shared.ctx();
-    let a = ctx.cache.operand_texture(ctx.device, 0, (3, 5)); // 15 texels of 16 bytes
+    let a = ctx.cache.operand_texture(ctx.device, (0, 3, 5)).0; // 15 texels of 16 bytes
     assert_eq!(counted(), (0, 0), "not counted before a call succeeds");
     assert_eq!(
-        ctx.cache.operand_texture(ctx.device, 0, (3, 5)),
+        ctx.cache.operand_texture(ctx.device, (0, 3, 5)).0,
         a,
         "cached by slot and size"
     );
@@ -129,7 +129,7 @@ fn operand_textures_are_counted_when_a_call_succeeds() {
     square();
     assert_eq!(counted(), (240, 1), "counted by the next call that succeeds");
     for (slot, w) in [(1, 3), (0, 4), (1, 4)] {
-        ctx.cache.operand_texture(ctx.device, slot, (w, 5));
+        ctx.cache.operand_texture(ctx.device, (slot, w, 5));
     }
     // a bind group binding the first texture goes with it when it is evicted
     let p = ctx.cache.pipeline(ctx.device, "t", "", || {
@@ -137,7 +137,7 @@ fn operand_textures_are_counted_when_a_call_succeeds() {
     });
     ctx.cache.bind_group(ctx.device, &p, &[(0, &a)], &[]);
     let binds = s.stats().bind_group_cache_entries;
-    ctx.cache.operand_texture(ctx.device, 0, (5, 5)); // the fifth: (0, 3×5) is evicted
+    ctx.cache.operand_texture(ctx.device, (0, 5, 5)); // the fifth: (0, 3×5) is evicted
     assert_eq!(s.stats().bind_group_cache_entries, binds - 1);
     square();
     // kept: 3×5 (slot 1), 4×5 twice, 5×5
@@ -149,4 +149,58 @@ fn operand_textures_are_counted_when_a_call_succeeds() {
         "the pool's cached buffers, the staging buffers and the textures"
     );
     assert_eq!(counted(), (0, 0), "clear_cache releases them");
+}
+
+/// An operand texture learns which buffer it holds from the effects of calls that succeed, in
+/// order: a fill sets it, a later write of that buffer (a command's, or an upload) clears it, a
+/// call that fails (its effects never settled) changes nothing, and an evicted texture comes
+/// back knowing nothing.
+#[test]
+fn operand_textures_hold_what_succeeding_calls_filled() {
+    use crate::commands::Commands;
+    let s = Session::new(SessionOptions::default()).unwrap();
+    let ctx = s.shared.ctx();
+    let (x, y) = (
+        s.tensor(&[1.0f32; 8], &[8]).unwrap(),
+        s.tensor(&[2.0f32; 8], &[8]).unwrap(),
+    );
+    let (bx, by) = (x.buffer().unwrap().clone(), y.buffer().unwrap().clone());
+    let key = (1, 2, 1);
+    let holds = || ctx.cache.operand_texture(ctx.device, key).1;
+    assert_eq!(holds(), None, "made: nothing known");
+    let mut fill = Commands::default();
+    fill.filled(key, &bx);
+    ctx.cache.settle(fill.effects());
+    assert_eq!(holds(), Some(bx.clone()), "filled from x");
+    let mut failed = Commands::default();
+    failed.filled(key, &by);
+    drop(failed); // a call that fails drops its commands unsettled
+    assert_eq!(holds(), Some(bx.clone()), "a failed call's fill: no change");
+    let mut other = Commands::default();
+    other.clear_buffer(&by, 0, None);
+    other.filled((0, 2, 1), &by);
+    ctx.cache.settle(other.effects());
+    assert_eq!(
+        holds(),
+        Some(bx.clone()),
+        "another buffer written, another texture filled"
+    );
+    let mut write = Commands::default();
+    write.copy_buffer_to_buffer(&by, 0, &bx, 0, 32);
+    ctx.cache.settle(write.effects());
+    assert_eq!(holds(), None, "x written by a copy");
+    let mut again = Commands::default();
+    again.filled(key, &bx);
+    again.touch(&by);
+    ctx.cache.settle(again.effects());
+    assert_eq!(holds(), Some(bx.clone()), "refilled");
+    ctx.cache.forget_writes_to(&bx);
+    assert_eq!(holds(), None, "x written by an upload");
+    let mut last = Commands::default();
+    last.filled(key, &bx);
+    ctx.cache.settle(last.effects());
+    for w in 3..7 {
+        ctx.cache.operand_texture(ctx.device, (1, w, 1)); // four more: the first is evicted
+    }
+    assert_eq!(holds(), None, "evicted, made again");
 }

@@ -184,3 +184,128 @@ pub async fn texture_form_matches_and_is_counted(s: Session, form: bool) {
     s.dispose();
     assert_eq!(held(&s), (0, 0), "dispose releases them");
 }
+
+/// Dispatches of `f`'s products once read back: `(outputs, dispatches)`.
+async fn counted(s: &Session, f: impl FnOnce() -> Vec<Tensor>) -> (Vec<Tensor>, u64) {
+    let d = s.stats().dispatches;
+    let outs = f();
+    for t in &outs {
+        read(t).await;
+    }
+    (outs, s.stats().dispatches - d)
+}
+
+/// A product whose operand is unchanged since its texture was filled from it skips that fill; any
+/// write of the operand's buffer since — an upload, a kernel's output in a buffer the pool handed
+/// on, a state assigned by a program run, any dispatch that binds the buffer — makes the next
+/// product refill it, and every product matches float64. `form` as above: without the form no
+/// fill is ever counted.
+pub async fn unchanged_operands_skip_their_fills(s: Session, form: bool) {
+    let mut rng = Rng::new(0xf111);
+    let fills = |n: u64| if form { n } else { 0 };
+    let h = |rng: &mut Rng, shape: &[usize]| floats(rng, shape, -1.0, 1.0, &[]);
+    let up = |h: &Host<f32>| s.tensor(&h.data, &h.shape).unwrap();
+    // 64×256·256×64: 2^20 multiply-adds, the texture form
+    let (ha, hb) = (h(&mut rng, &[64, 256]), h(&mut rng, &[256, 64]));
+    let (a, b) = (up(&ha), up(&hb));
+    let (c, first) = counted(&s, || vec![a.matmul(&b).unwrap()]).await;
+    close("the first product", &c[0], &ha, &hb).await;
+    let (c, again) = counted(&s, || vec![a.matmul(&b).unwrap()]).await;
+    close("the same operands again", &c[0], &ha, &hb).await;
+    assert_eq!(first - again, fills(2), "both fills skipped");
+    let product = again; // the product's own dispatches
+    drop((b, c));
+
+    // a new B uploaded, likely into the buffer b left to the pool
+    let hb2 = h(&mut rng, &[256, 64]);
+    let b2 = up(&hb2);
+    let (c, d) = counted(&s, || vec![a.matmul(&b2).unwrap()]).await;
+    close("after an upload", &c[0], &ha, &hb2).await;
+    assert_eq!(d, product + fills(1), "B refilled, A skipped");
+    drop((b2, c));
+    // a new B written by a kernel, likely into that buffer again
+    let hsrc = h(&mut rng, &[256, 64]);
+    let src = up(&hsrc);
+    let b3 = src.neg().unwrap();
+    read(&b3).await;
+    let hb3 = Host {
+        shape: vec![256, 64],
+        data: hsrc.data.iter().map(|v| -v).collect(),
+    };
+    let (c, d) = counted(&s, || vec![a.matmul(&b3).unwrap()]).await;
+    close("after a kernel's output", &c[0], &ha, &hb3).await;
+    assert_eq!(d, product + fills(1), "B refilled, A skipped");
+    // any dispatch binding A's buffer counts as writing it (which bindings a kernel writes is the
+    // kernel's own): A refilled after an op that reads it
+    read(&a.abs().unwrap()).await;
+    let (c, d) = counted(&s, || vec![a.matmul(&b3).unwrap()]).await;
+    close("after an op read A", &c[0], &ha, &hb3).await;
+    assert_eq!(d, product + fills(1), "A refilled, B skipped");
+    // two products in one batch, the second of the first's output: c1's texture is filled from a
+    // buffer the batch writes first
+    let (cs, d) = counted(&s, || {
+        let c1 = a.matmul(&b3).unwrap(); // 64×64
+        let c2 = c1.matmul(&a).unwrap(); // 64×64·64×256: A's texture from c1, B's from a
+        vec![c1, c2]
+    })
+    .await;
+    let c1h = Host {
+        shape: vec![64, 64],
+        data: read(&cs[0]).await,
+    };
+    close("a product in a batch", &cs[0], &ha, &hb3).await;
+    close("a product of it", &cs[1], &c1h, &ha).await;
+    assert!(d > product, "c1's product and c2's");
+    drop((cs, c));
+
+    // compiled: y = x · w with w a state each run assigns w·0.5 + 0.25, x = a each run: every run
+    // refills B (its words changed since the run before), none A (nothing wrote a)
+    let mut p = Program::new("state product");
+    let xi = p.input("x", DType::Float32, &[64, 256]).unwrap();
+    let wi = p.state("w", DType::Float32, &[256, 64]).unwrap();
+    let y = p.matmul(xi, wi).unwrap();
+    p.output("y", y).unwrap();
+    let half = p.constant(&[0.5], &[], DType::Float32).unwrap();
+    let quarter = p.constant(&[0.25], &[], DType::Float32).unwrap();
+    let scaled = p.mul(wi, half).unwrap();
+    let next = p.add(scaled, quarter).unwrap();
+    p.assign("w", next).unwrap();
+    let exe = s.compile(&p).unwrap();
+    let hw = h(&mut rng, &[256, 64]);
+    let state = exe.create_state(&[("w", &up(&hw))]).unwrap();
+    let mut w = hw.clone();
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        // no readback between runs: one batch, each run's fill after the assignment before it
+        let d = s.stats().dispatches;
+        let outs = exe.run(&[("x", &a)], Some(&state)).unwrap();
+        runs.push((outs, s.stats().dispatches - d, w.clone()));
+        w.data.iter_mut().for_each(|v| *v = *v * 0.5 + 0.25);
+    }
+    for (i, (outs, _, w)) in runs.iter().enumerate() {
+        close(&format!("run {i} of the assigning program"), &outs[0].1, &ha, w).await;
+    }
+    assert_eq!(
+        (runs[0].1, runs[1].1),
+        (runs[2].1, runs[2].1),
+        "every run refills B alike"
+    );
+    // the same product with a state no run assigns: the first run fills B from the new state's
+    // buffer, the second skips it too
+    let mut p = Program::new("product");
+    let xi = p.input("x", DType::Float32, &[64, 256]).unwrap();
+    let wi = p.state("w", DType::Float32, &[256, 64]).unwrap();
+    let y = p.matmul(xi, wi).unwrap();
+    p.output("y", y).unwrap();
+    let exe = s.compile(&p).unwrap();
+    let state = exe.create_state(&[("w", &up(&w))]).unwrap();
+    for (run, want) in [(0, product + fills(1)), (1, product)] {
+        let (outs, d) = counted(&s, || {
+            let o = exe.run(&[("x", &a)], Some(&state)).unwrap();
+            o.into_iter().map(|(_, t)| t).collect()
+        })
+        .await;
+        close(&format!("run {run} of the product"), &outs[0], &ha, &w).await;
+        assert_eq!(d, want, "run {run}: B filled once, A never");
+    }
+}
