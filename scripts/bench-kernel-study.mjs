@@ -31,7 +31,7 @@ import { launch, open } from '../tests/browser/chromium.mjs';
 const [which = 'reads', ...rest] = process.argv.slice(2);
 const pages = {
   reads: () => `kernel-study.html?reps=${rest[0] ?? 15}`,
-  matmul: () => `kernel-study-matmul.html?shape=${rest[0] ?? '64,784,256'}&reps=${rest[1] ?? 9}${rest[2] ? `&only=${rest[2]}` : ''}`,
+  matmul: () => `kernel-study-matmul.html?shape=${rest[0] ?? '64,784,256'}&reps=${rest[1] ?? 9}${rest[2] ? `&only=${rest[2]}` : ''}${rest[3] ? `&busy=${rest[3]}` : ''}`,
   floor: () => `kernel-study-floor.html?reps=${rest[0] ?? 40}&gap=${rest[1] ?? 0}`,
   depthwise: () => `kernel-study-depthwise.html?reps=${rest[0] ?? 9}`,
   sum: () => `kernel-study-sum.html?reps=${rest[0] ?? 15}`,

@@ -16,6 +16,7 @@ pub(crate) use fused::record_fused_outputs;
 mod layout;
 mod lines;
 mod matmul;
+mod matmul_cpu;
 mod operand_tex;
 mod pool;
 mod reduce;
@@ -25,6 +26,7 @@ mod window;
 
 pub(crate) use cache::KernelCache;
 pub use cache::MAX_PIPELINES;
+pub(crate) use matmul_cpu::min_workgroups;
 pub(crate) use operand_tex::texture_cap;
 
 use crate::commands::Commands;
@@ -108,6 +110,9 @@ pub(crate) struct Ctx<'a> {
     /// The most bytes one operand texture of the CPU matmul may hold (`operand_tex.rs`); 0 where
     /// the form is off (every adapter but SwiftShader).
     pub texture_cap: u64,
+    /// Workgroups a CPU-form product should have at least, its workgroups made smaller to get them
+    /// (`matmul::min_workgroups`): 16 on SwiftShader, 0 (no minimum) elsewhere.
+    pub min_workgroups: usize,
     /// Invocations per subgroup when the device has subgroup operations, else 0
     /// (`AdapterIdentity::subgroup_size`).
     pub subgroup_lanes: u32,

@@ -107,10 +107,9 @@ impl Session {
             Kernels::Gpu => false,
             Kernels::Cpu => true,
         };
-        let texture_cap = crate::kernels::texture_cap(
-            cpu_kernels && gpu.identity.is_swiftshader(),
-            config.max_total_bytes,
-        );
+        let swiftshader = cpu_kernels && gpu.identity.is_swiftshader();
+        let texture_cap = crate::kernels::texture_cap(swiftshader, config.max_total_bytes);
+        let min_workgroups = crate::kernels::min_workgroups(swiftshader);
         let idle_trim_ms = config.idle_trim_ms;
         let pool = Pool::new(DeviceStorage::new(&gpu), config, ledger.clone());
         let kernels = KernelCache::new(ledger.clone());
@@ -139,6 +138,7 @@ impl Session {
                 forgotten,
                 cpu_kernels,
                 texture_cap,
+                min_workgroups,
                 me: me.clone(),
                 idle: crate::idle::Idle::new(idle_trim_ms),
                 deferred: Default::default(),

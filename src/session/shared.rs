@@ -47,6 +47,8 @@ pub(crate) struct SessionShared {
     pub(super) cpu_kernels: bool,
     /// `Ctx::texture_cap`: set at creation (`kernels::texture_cap`).
     pub(super) texture_cap: u64,
+    /// `Ctx::min_workgroups`: set at creation (`kernels::min_workgroups`).
+    pub(super) min_workgroups: usize,
     /// This session, weakly (for the idle timer).
     pub(crate) me: crate::platform::WeakShared<SessionShared>,
     /// Activity and the idle timer (see `idle.rs`).
@@ -109,6 +111,7 @@ impl SessionShared {
             cache: &self.kernels,
             cpu_adapter: self.cpu_kernels,
             texture_cap: self.texture_cap,
+            min_workgroups: self.min_workgroups,
             subgroup_lanes: self.gpu.identity.subgroup_size,
             scratch: None,
         }
