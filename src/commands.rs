@@ -35,21 +35,18 @@ pub(crate) enum Cmd {
     },
 }
 
-/// An operand texture's key in the kernel cache: slot (0: A, 1: B), width, height
-/// (`kernels/operand_tex.rs`).
-pub(crate) type TextureKey = (u8, u32, u32);
-
 /// What a recorded command does to memory that an operand texture may copy, in recording order:
 /// at commit the kernel cache learns from a call's effects which buffer each texture holds the
 /// words of (`operand_tex::holds_after`), so a product whose operand is unchanged since its
 /// texture was filled skips the fill.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Effect<B = wgpu::Buffer> {
+pub(crate) enum Effect<B = wgpu::Buffer, T = wgpu::TextureView> {
     /// A buffer a command may write: every buffer a dispatch binds but its parameters (where the
     /// operand textures are in use: `Ctx::texture_cap`), a copy's or a clear's destination.
     Touch(B),
-    /// An operand texture filled from a buffer's words.
-    Fill(TextureKey, B),
+    /// An operand texture (this object: a texture evicted and made again under the same key is
+    /// another) filled from a buffer's words.
+    Fill(T, B),
 }
 
 /// Commands of one call, in order (same method names as `wgpu::CommandEncoder`), and their
@@ -110,9 +107,9 @@ impl Commands {
         self.effects.push(Effect::Touch(buffer.clone()));
     }
 
-    /// Notes that the dispatch recorded last fills operand texture `key` from `buffer`.
-    pub(crate) fn filled(&mut self, key: TextureKey, buffer: &wgpu::Buffer) {
-        self.effects.push(Effect::Fill(key, buffer.clone()));
+    /// Notes that the dispatch recorded last fills operand texture `texture` from `buffer`.
+    pub(crate) fn filled(&mut self, texture: &wgpu::TextureView, buffer: &wgpu::Buffer) {
+        self.effects.push(Effect::Fill(texture.clone(), buffer.clone()));
     }
 
     /// The effects recorded, in order.

@@ -189,8 +189,8 @@ impl KernelCache {
     /// textures made and evicted since the last call that succeeded reach the ledger.
     pub(crate) fn settle(&self, effects: &[Effect]) {
         if !effects.is_empty() {
-            for (&key, t) in lock(&self.textures).iter_mut() {
-                t.holds = operand_tex::holds_after(t.holds.take(), key, effects);
+            for (_, t) in lock(&self.textures).iter_mut() {
+                t.holds = operand_tex::holds_after(t.holds.take(), &t.view, effects);
             }
         }
         let (bytes, buffers) = lock(&self.params).settle();

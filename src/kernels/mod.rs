@@ -27,6 +27,8 @@ mod window;
 pub(crate) use cache::KernelCache;
 pub use cache::MAX_PIPELINES;
 pub(crate) use matmul_cpu::min_workgroups;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+pub(crate) use operand_tex::holds_after;
 pub(crate) use operand_tex::texture_cap;
 
 use crate::commands::Commands;

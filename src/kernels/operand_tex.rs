@@ -88,7 +88,7 @@ pub(crate) fn fill(
     [(0u8, a, (k / 4, m)), (1, b, (n / 4, k))].map(|(slot, x, (w, h))| {
         let key = (slot, w as u32, h as u32);
         let (view, held) = ctx.cache.operand_texture(ctx.device, key);
-        if holds_after(held, key, enc.effects()).as_ref() == Some(x.buffer) {
+        if holds_after(held, &view, enc.effects()).as_ref() == Some(x.buffer) {
             return view;
         }
         let groups = grid(((w * h) as u64).div_ceil(FILL_INVOCATIONS));
@@ -99,29 +99,30 @@ pub(crate) fn fill(
         let buffers = [(&params, params.size()), (x.buffer, x.len().max(1) * 4)];
         let bind = ctx.cache.bind_group(ctx.device, &p, &[(0, &view)], &buffers);
         enc.dispatch(&p, bind, groups);
-        enc.filled(key, x.buffer);
+        enc.filled(&view, x.buffer);
         view
     })
 }
 
-/// The buffer whose words texture `key` holds after `effects`, given that it held `held`'s
-/// before them: the last fill of it, unless a command after that fill may have written the buffer
-/// (a buffer is touched when anything may write it: the pool handing it to a new tensor is
-/// followed by its producer's write).
-pub(crate) fn holds_after<B: PartialEq + Clone>(
+/// The buffer whose words `texture` holds after `effects`, given that it held `held`'s before
+/// them: its last fill's, unless a command after that fill may have written the buffer (a buffer
+/// is touched when anything may write it: the pool handing it to a new tensor is followed by its
+/// producer's write). Fills are of texture objects, not keys: a texture evicted and made again
+/// under the same key within a call starts empty.
+pub(crate) fn holds_after<B: PartialEq + Clone, T: PartialEq>(
     held: Option<B>,
-    key: Key,
-    effects: &[Effect<B>],
+    texture: &T,
+    effects: &[Effect<B, T>],
 ) -> Option<B> {
     effects.iter().fold(held, |held, e| match e {
-        Effect::Fill(k, b) if *k == key => Some(b.clone()),
+        Effect::Fill(t, b) if t == texture => Some(b.clone()),
         Effect::Touch(b) if held.as_ref() == Some(b) => None,
         _ => held,
     })
 }
 
 /// Key of an operand texture in the kernel cache: slot (0: A, 1: B), width, height.
-pub(crate) use crate::commands::TextureKey as Key;
+pub(crate) type Key = (u8, u32, u32);
 
 /// A new `rgba32uint` texture of `width` × `height` texels (its view, which holds it), and its
 /// bytes.
@@ -163,35 +164,41 @@ mod tests {
     #[test]
     fn a_texture_holds_its_last_fill_until_the_buffer_is_touched() {
         use Effect::{Fill, Touch};
-        let (a, b) = ((1, 64, 784), (0, 196, 64));
-        assert_eq!(holds_after::<u8>(None, a, &[]), None, "nothing known");
-        assert_eq!(holds_after(Some(7), a, &[]), Some(7), "no command: unchanged");
-        assert_eq!(holds_after(None, a, &[Fill(a, 7)]), Some(7), "filled");
-        assert_eq!(holds_after(Some(7), a, &[Touch(7)]), None, "its buffer written");
+        // textures 1 and 2; 3 is texture 1's key made again after an eviction (another object)
+        let (a, b, again) = (1u8, 2u8, 3u8);
+        assert_eq!(holds_after::<u8, u8>(None, &a, &[]), None, "nothing known");
+        assert_eq!(holds_after(Some(7), &a, &[]), Some(7), "no command: unchanged");
+        assert_eq!(holds_after(None, &a, &[Fill(a, 7)]), Some(7), "filled");
+        assert_eq!(holds_after(Some(7), &a, &[Touch(7)]), None, "its buffer written");
         assert_eq!(
-            holds_after(Some(7), a, &[Touch(8), Fill(b, 9), Touch(9)]),
+            holds_after(Some(7), &a, &[Touch(8), Fill(b, 9), Touch(9)]),
             Some(7),
             "other buffers written, another texture filled"
         );
         assert_eq!(
-            holds_after(None, a, &[Fill(a, 7), Touch(7)]),
+            holds_after(None, &a, &[Fill(a, 7), Touch(7)]),
             None,
             "written after its fill"
         );
         assert_eq!(
-            holds_after(Some(7), a, &[Touch(7), Fill(a, 7)]),
+            holds_after(Some(7), &a, &[Touch(7), Fill(a, 7)]),
             Some(7),
             "refilled after the write"
         );
         assert_eq!(
-            holds_after(Some(7), a, &[Fill(a, 8)]),
+            holds_after(Some(7), &a, &[Fill(a, 8)]),
             Some(8),
             "refilled from another buffer"
         );
         assert_eq!(
-            holds_after(Some(7), a, &[Fill(a, 8), Touch(7)]),
+            holds_after(Some(7), &a, &[Fill(a, 8), Touch(7)]),
             Some(8),
             "the buffer it held before is written: not its words any more"
+        );
+        assert_eq!(
+            holds_after(None, &again, &[Fill(a, 7)]),
+            None,
+            "made again under the key after the fill: empty"
         );
     }
 }

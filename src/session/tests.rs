@@ -153,8 +153,8 @@ fn operand_textures_are_counted_when_a_call_succeeds() {
 
 /// An operand texture learns which buffer it holds from the effects of calls that succeed, in
 /// order: a fill sets it, a later write of that buffer (a command's, or an upload) clears it, a
-/// call that fails (its effects never settled) changes nothing, and an evicted texture comes
-/// back knowing nothing.
+/// call that fails (its effects never settled) changes nothing, and a texture evicted and made
+/// again under its key — later, or within the call that filled it — starts knowing nothing.
 #[test]
 fn operand_textures_hold_what_succeeding_calls_filled() {
     use crate::commands::Commands;
@@ -166,41 +166,50 @@ fn operand_textures_hold_what_succeeding_calls_filled() {
     );
     let (bx, by) = (x.buffer().unwrap().clone(), y.buffer().unwrap().clone());
     let key = (1, 2, 1);
-    let holds = || ctx.cache.operand_texture(ctx.device, key).1;
-    assert_eq!(holds(), None, "made: nothing known");
+    let texture = || ctx.cache.operand_texture(ctx.device, key);
+    let tex = texture().0;
+    assert_eq!(texture().1, None, "made: nothing known");
     let mut fill = Commands::default();
-    fill.filled(key, &bx);
+    fill.filled(&tex, &bx);
     ctx.cache.settle(fill.effects());
-    assert_eq!(holds(), Some(bx.clone()), "filled from x");
+    assert_eq!(texture().1, Some(bx.clone()), "filled from x");
     let mut failed = Commands::default();
-    failed.filled(key, &by);
+    failed.filled(&tex, &by);
     drop(failed); // a call that fails drops its commands unsettled
-    assert_eq!(holds(), Some(bx.clone()), "a failed call's fill: no change");
+    assert_eq!(texture().1, Some(bx.clone()), "a failed call's fill: no change");
     let mut other = Commands::default();
     other.clear_buffer(&by, 0, None);
-    other.filled((0, 2, 1), &by);
+    other.filled(&ctx.cache.operand_texture(ctx.device, (0, 2, 1)).0, &by);
     ctx.cache.settle(other.effects());
     assert_eq!(
-        holds(),
+        texture().1,
         Some(bx.clone()),
         "another buffer written, another texture filled"
     );
     let mut write = Commands::default();
     write.copy_buffer_to_buffer(&by, 0, &bx, 0, 32);
     ctx.cache.settle(write.effects());
-    assert_eq!(holds(), None, "x written by a copy");
+    assert_eq!(texture().1, None, "x written by a copy");
     let mut again = Commands::default();
-    again.filled(key, &bx);
+    again.filled(&tex, &bx);
     again.touch(&by);
     ctx.cache.settle(again.effects());
-    assert_eq!(holds(), Some(bx.clone()), "refilled");
+    assert_eq!(texture().1, Some(bx.clone()), "refilled");
     ctx.cache.forget_writes_to(&bx);
-    assert_eq!(holds(), None, "x written by an upload");
-    let mut last = Commands::default();
-    last.filled(key, &bx);
-    ctx.cache.settle(last.effects());
+    assert_eq!(texture().1, None, "x written by an upload");
+    // one call fills the texture, makes four others (evicting it), then makes its key again
+    let mut call = Commands::default();
+    call.filled(&tex, &bx);
     for w in 3..7 {
-        ctx.cache.operand_texture(ctx.device, (1, w, 1)); // four more: the first is evicted
+        ctx.cache.operand_texture(ctx.device, (1, w, 1));
     }
-    assert_eq!(holds(), None, "evicted, made again");
+    let (made, held) = texture();
+    assert!(made != tex, "another texture under the key");
+    assert_eq!(
+        crate::kernels::holds_after(held, &made, call.effects()),
+        None,
+        "within the call: the fill was of the evicted one"
+    );
+    ctx.cache.settle(call.effects());
+    assert_eq!(texture().1, None, "after it: empty");
 }

@@ -308,4 +308,58 @@ pub async fn unchanged_operands_skip_their_fills(s: Session, form: bool) {
         close(&format!("run {run} of the product"), &outs[0], &ha, &w).await;
         assert_eq!(d, want, "run {run}: B filled once, A never");
     }
+
+    // one run that fills x·v's textures, evicts them with two other shapes' products, then takes
+    // x·v again: its textures are made anew, empty, and must be filled again within the run
+    let (hv, hp, hq, hr, hs) = (
+        h(&mut rng, &[256, 64]),
+        h(&mut rng, &[64, 128]),
+        h(&mut rng, &[128, 128]),
+        h(&mut rng, &[128, 64]),
+        h(&mut rng, &[64, 128]),
+    );
+    let mut p = Program::new("evicting products");
+    let inputs: Vec<_> = [
+        ("x", &ha),
+        ("v", &hv),
+        ("p", &hp),
+        ("q", &hq),
+        ("r", &hr),
+        ("s", &hs),
+    ]
+    .iter()
+    .map(|(n, t)| {
+        let shape: Vec<i64> = t.shape.iter().map(|&d| d as i64).collect();
+        p.input(n, DType::Float32, &shape).unwrap()
+    })
+    .collect();
+    let (x, v, pp, q, r, ss) = (inputs[0], inputs[1], inputs[2], inputs[3], inputs[4], inputs[5]);
+    let y1 = p.matmul(x, v).unwrap(); // A (0, 64, 64), B (1, 16, 256)
+    let y2 = p.matmul(pp, q).unwrap(); // 64×128·128×128: two more
+    let y3 = p.matmul(r, ss).unwrap(); // 128×64·64×128: two more, evicting y1's
+    let y4 = p.matmul(x, v).unwrap(); // y1's keys again
+    for (n, y) in [("y1", y1), ("y2", y2), ("y3", y3), ("y4", y4)] {
+        p.output(n, y).unwrap();
+    }
+    let exe = s.compile(&p).unwrap();
+    let ts: Vec<Tensor> = [&hv, &hp, &hq, &hr, &hs].iter().map(|t| up(t)).collect();
+    let (outs, d) = counted(&s, || {
+        let args = [
+            ("x", &a),
+            ("v", &ts[0]),
+            ("p", &ts[1]),
+            ("q", &ts[2]),
+            ("r", &ts[3]),
+            ("s", &ts[4]),
+        ];
+        let o = exe.run(&args, None).unwrap();
+        o.into_iter().map(|(_, t)| t).collect()
+    })
+    .await;
+    close("x·v", &outs[0], &ha, &hv).await;
+    close("p·q", &outs[1], &hp, &hq).await;
+    close("r·s", &outs[2], &hr, &hs).await;
+    close("x·v after its textures were evicted", &outs[3], &ha, &hv).await;
+    // y1 fills B (A holds a already), y2 and y3 both, y4 both again
+    assert_eq!(d, 4 * product + fills(7), "four products and their fills");
 }
