@@ -2,8 +2,9 @@
 // no affon involved (but for `eager`, which times affon's package alone).
 //   node scripts/bench-kernel-study.mjs reads [reps]     single-element operands and parameters
 //                                                        (www/bench/kernel-study.html)
-//   node scripts/bench-kernel-study.mjs matmul [M,K,N] [reps] [variant,…]
-//                                                        subgroup-shared B loads in the CPU matmul
+//   node scripts/bench-kernel-study.mjs matmul [M,K,N] [reps] [variant,…] [busy ms]
+//                                                        subgroup-shared B loads in the CPU matmul; with busy,
+//                                                        a worker keeps one core busy that long, then idle
 //                                                        (www/bench/kernel-study-matmul.html)
 //   node scripts/bench-kernel-study.mjs floor [reps] [gap] a tiny dispatch and a 16 KiB readback
 //                                                        (www/bench/kernel-study-floor.html)
