@@ -236,28 +236,26 @@ impl Ledger {
 
     /// Readback staging buffers made (`bytes`, `buffers` > 0) or destroyed (< 0).
     pub(crate) fn staging_changed(&self, bytes: i64, buffers: i64) {
-        add_signed(&self.staging_bytes, bytes);
-        add_signed(&self.staging_buffers, buffers);
-        if let Some(p) = self.parent {
-            p.staging_changed(bytes, buffers);
-        }
+        self.pair_changed(|l| (&l.staging_bytes, &l.staging_buffers), bytes, buffers);
     }
 
     /// Kernel parameter buffers made (`bytes`, `buffers` > 0) or released (< 0).
     pub(crate) fn params_changed(&self, bytes: i64, buffers: i64) {
-        add_signed(&self.param_bytes, bytes);
-        add_signed(&self.param_buffers, buffers);
-        if let Some(p) = self.parent {
-            p.params_changed(bytes, buffers);
-        }
+        self.pair_changed(|l| (&l.param_bytes, &l.param_buffers), bytes, buffers);
     }
 
     /// Operand textures made (`bytes`, `textures` > 0) or released (< 0).
     pub(crate) fn textures_changed(&self, bytes: i64, textures: i64) {
-        add_signed(&self.texture_bytes, bytes);
-        add_signed(&self.textures, textures);
+        self.pair_changed(|l| (&l.texture_bytes, &l.textures), bytes, textures);
+    }
+
+    /// Adds `bytes` and `count` to the gauges `pick` names, here and in every ledger above.
+    fn pair_changed(&self, pick: fn(&Ledger) -> (&AtomicU64, &AtomicU64), bytes: i64, count: i64) {
+        let (b, n) = pick(self);
+        add_signed(b, bytes);
+        add_signed(n, count);
         if let Some(p) = self.parent {
-            p.textures_changed(bytes, textures);
+            p.pair_changed(pick, bytes, count);
         }
     }
 

@@ -113,7 +113,7 @@ pub(crate) struct Ctx<'a> {
     /// the form is off (every adapter but SwiftShader).
     pub texture_cap: u64,
     /// Workgroups a CPU-form product should have at least, its workgroups made smaller to get them
-    /// (`matmul::min_workgroups`): 16 on SwiftShader, 0 (no minimum) elsewhere.
+    /// (`matmul_cpu::min_workgroups`): 16 on SwiftShader, 0 (no minimum) elsewhere.
     pub min_workgroups: usize,
     /// Invocations per subgroup when the device has subgroup operations, else 0
     /// (`AdapterIdentity::subgroup_size`).
