@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 export PATH="$HOME/.cargo/bin:$PATH" # where setup installs Rust when there was none
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+# One build from a clean clone: incremental caches (GBs in target/) buy nothing here, and CI's disk
+# is shared (a run once failed with "No space left on device" while building the wasm tests).
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 step() { printf '\n==> %s\n' "$*"; }
 
 step "cargo fmt --check"
