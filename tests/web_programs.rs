@@ -82,11 +82,14 @@ export async function apiExample(session, Program, ledger) {
     ({ y } = exe.run({ x: input }, state));
     if (i < 9) y.dispose();
   }
+  // held in a variable: an unreachable handle may be collected (and its storage released by the
+  // finalizer) before `flat` is read — this test once saw 16 bytes instead of 32 that way
+  const accCopy = state.get('acc');
   const out = {
     name: exe.name,
     roundTrip: again === json,
     y: Array.from(await y.to_array()),
-    acc: Array.from(await state.get('acc').to_array()),
+    acc: Array.from(await accCopy.to_array()),
     flat: session.memory().numBytes - base,         // y + the acc copy
     stateBytes: state.byteLength,
     plan: exe.memoryPlan({ x: [3, 4] }),
@@ -106,6 +109,7 @@ export async function apiExample(session, Program, ledger) {
       return `${e}|${JSON.stringify(q) === before ? 'unchanged' : 'changed'}`;
     })(),
   };
+  accCopy.dispose();
   state.dispose();
   state[Symbol.dispose]();
   out.stateDisposed = same('stateDisposed', () => state.get('acc'));

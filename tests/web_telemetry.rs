@@ -78,6 +78,16 @@ export async function forgottenHandles(Session, telemetry) {
   const out = { handles: after.handles - before.handles, tensors: after.tensors - before.tensors,
                 bytes: after.bytes - before.bytes, stillAccounted: session.memory().numBytes - live0,
                 groupForgotten: group?.forgotten ?? -1 };
+  // a handle let go while its read waits for the device (`free()` is what the collector runs):
+  // the read still resolves, and the tensor is forgotten — still accounted — when it does
+  const reading = session.fill([64], 7);
+  const pending = reading.toArray();
+  reading.free();
+  const whileReading = telemetry.forgotten().handles - after.handles;
+  const values = await pending;
+  out.readWhileFreed = [whileReading, values.length, values[0],
+                        telemetry.forgotten().handles - after.handles, telemetry.forgotten().bytes - after.bytes,
+                        session.memory().numBytes - live0];
   // an executable and a state dropped without dispose(): their storage stays accounted too
   const Program = globalThis.__affonProgramClass;
   (() => {
@@ -184,6 +194,13 @@ fn field(o: &JsValue, k: &str) -> JsValue {
     js_sys::Reflect::get(o, &k.into()).unwrap()
 }
 
+fn nums(v: &JsValue) -> Vec<f64> {
+    js_sys::Array::from(v)
+        .iter()
+        .map(|x| x.as_f64().unwrap_or(f64::NAN))
+        .collect()
+}
+
 /// The exported classes, as JS values (the same objects `pkg/affon.js` exports).
 async fn classes() -> (JsValue, JsValue) {
     let p: JsValue = affon::js::JsProgram::new("probe".into()).unwrap().into();
@@ -214,6 +231,13 @@ async fn forgotten_handles_are_detected_and_stay_accounted() {
         "deterministic: still accounted"
     );
     assert_eq!(field(&out, "groupForgotten").as_f64(), Some(5.0));
+    // freed while its read waited: not forgotten until the read ends, then forgotten and still
+    // accounted (before, the read's end disposed it: 0 handles, 5 KiB)
+    assert_eq!(
+        nums(&field(&out, "readWhileFreed")),
+        vec![0.0, 64.0, 7.0, 1.0, 256.0, 5.0 * 1024.0 + 256.0],
+        "[forgotten while reading, values read, value, forgotten after, forgotten bytes, accounted]"
+    );
     assert_eq!(
         field(&out, "released").as_f64(),
         Some(0.0),
