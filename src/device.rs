@@ -55,6 +55,8 @@ pub struct Gpu {
     pub identity: AdapterIdentity,
     lost: Arc<AtomicBool>,
     last_error: Arc<Mutex<Option<String>>>,
+    /// Errors the device has reported asynchronously so far (see [`Gpu::errors`]).
+    errors: Arc<AtomicU64>,
     /// Commands of completed calls not yet submitted (see `commands.rs`).
     pub(crate) pending: Pending,
     /// Readback staging buffers kept for reuse (see `staging.rs`).
@@ -138,10 +140,12 @@ impl Gpu {
             }
         });
         let last_error = Arc::new(Mutex::new(None));
-        let sink = last_error.clone();
+        let errors = Arc::new(AtomicU64::new(0));
+        let (sink, count) = (last_error.clone(), errors.clone());
         // wgpu's default handler panics; record the error instead and surface it on the next call.
         device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
             *sink.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+            count.fetch_add(1, Ordering::SeqCst);
         }));
         Ok(Gpu {
             device,
@@ -149,6 +153,7 @@ impl Gpu {
             identity,
             lost,
             last_error,
+            errors,
             pending: Pending::new(),
             staging: Staging::default(),
             queued: AtomicU64::new(0),
@@ -189,6 +194,13 @@ impl Gpu {
     /// Whether the device has been lost.
     pub fn is_lost(&self) -> bool {
         self.lost.load(Ordering::SeqCst)
+    }
+
+    /// How many errors the device has reported asynchronously, shared: a command buffer the device
+    /// rejected ran none of its commands, so what the session believed they did (an operand texture's
+    /// fill) is known false once this moves.
+    pub(crate) fn errors(&self) -> Arc<AtomicU64> {
+        self.errors.clone()
     }
 
     /// Takes the last error the device reported asynchronously, if any.

@@ -105,6 +105,15 @@ export async function forgottenHandles(Session, telemetry) {
   const groups = telemetry.liveTensors();
   out.constantForgotten = groups.find((g) => g.origin === "constant of program 'gc-model'")?.forgotten ?? -1;
   out.stateForgotten = groups.find((g) => g.origin === "state 'acc' of program 'gc-model'")?.forgotten ?? -1;
+  // a session handle let go while `watch` holds every live session across its iterations: when the
+  // watch ends the session is forgotten (nothing observable: ops on its tensors keep working), not
+  // disposed by the watch letting go last
+  const watched = await Session.create({ label: 'gc-watched' });
+  const onWatched = watched.ones([16]);
+  await telemetry.watch((i) => { if (i === 1) watched.free(); }, { warmup: 2, iterations: 3 });
+  const opAfter = (() => { try { const q = onWatched.square(); q.dispose(); return 'no error'; } catch (e) { return e.code; } })();
+  out.sessionFreedWhileWatched = `${opAfter}|${(await onWatched.toArray().catch((e) => e)).length ?? 'error'}`;
+  onWatched.dispose();
   // opting in: collected handles give their storage back
   const releasing = await Session.create({ label: 'gc-release', releaseOnCollect: true });
   (() => { for (let i = 0; i < 5; i++) releasing.zeros([256]); })();
@@ -237,6 +246,11 @@ async fn forgotten_handles_are_detected_and_stay_accounted() {
         nums(&field(&out, "readWhileFreed")),
         vec![0.0, 64.0, 7.0, 1.0, 256.0, 5.0 * 1024.0 + 256.0],
         "[forgotten while reading, values read, value, forgotten after, forgotten bytes, accounted]"
+    );
+    assert_eq!(
+        field(&out, "sessionFreedWhileWatched").as_string().as_deref(),
+        Some("no error|16"),
+        "a session freed during watch stays open for its tensors"
     );
     assert_eq!(
         field(&out, "released").as_f64(),

@@ -47,3 +47,50 @@ impl<T> Registry<T> {
         self.live.borrow().get(&id)?.upgrade()
     }
 }
+
+/// What becomes of a handle's object that nobody disposed once nothing holds it
+/// (`Tensor::forget`, `Session::forget`: still accounted, counted as forgotten, or released with
+/// `releaseOnCollect`).
+pub(crate) trait Forget {
+    fn forget(self);
+}
+
+impl Forget for crate::tensor::Tensor {
+    fn forget(self) {
+        crate::tensor::Tensor::forget(self)
+    }
+}
+
+impl Forget for crate::session::Session {
+    fn forget(self) {
+        crate::session::Session::forget(self)
+    }
+}
+
+/// A handle's object, held by the handle itself or by work that outlives the call that started it
+/// (a readback waiting for the device, `telemetry.watch` across its iterations). Whichever lets go
+/// last forgets it: a handle collected meanwhile must not have its object *disposed* when that work
+/// ends, as dropping the last plain `Rc` would (a disposed tensor's `forget` leaves it as it is).
+pub(crate) struct Held<T: Forget>(Option<Rc<T>>);
+
+impl<T: Forget> Held<T> {
+    pub(crate) fn new(t: Rc<T>) -> Self {
+        Held(Some(t))
+    }
+}
+
+impl<T: Forget> Drop for Held<T> {
+    fn drop(&mut self) {
+        if let Some(Ok(t)) = self.0.take().map(Rc::try_unwrap) {
+            t.forget();
+        }
+    }
+}
+
+impl<T: Forget> std::ops::Deref for Held<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        self.0.as_deref().expect("held until dropped")
+    }
+}

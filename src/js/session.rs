@@ -4,6 +4,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::args;
+use super::registry::Held;
 use super::session_options::parse_options;
 use super::{to_js, to_value, JsExecutable, JsProgram, JsResult, JsTensor};
 use crate::error::{invalid_arg, Error};
@@ -15,11 +16,11 @@ thread_local! {
 }
 
 /// The sessions still alive in this page.
-pub(crate) fn live_sessions() -> Vec<std::rc::Rc<Session>> {
+pub(crate) fn live_sessions() -> Vec<Held<Session>> {
     LIVE.with(|l| {
         let mut l = l.borrow_mut();
         l.retain(|w| w.strong_count() > 0);
-        l.iter().filter_map(|w| w.upgrade()).collect()
+        l.iter().filter_map(|w| w.upgrade()).map(Held::new).collect()
     })
 }
 
@@ -90,9 +91,7 @@ impl Drop for JsSession {
     /// open for its children (see `Session::forget`).
     fn drop(&mut self) {
         if let Some(s) = self.inner.take() {
-            if let Ok(s) = std::rc::Rc::try_unwrap(s) {
-                s.forget();
-            }
+            drop(Held::new(s));
         }
     }
 }

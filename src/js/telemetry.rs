@@ -233,7 +233,7 @@ impl JsTelemetry {
             session,
         };
         let sessions = super::session::live_sessions();
-        let refs: Vec<&crate::Session> = sessions.iter().map(|s| s.as_ref()).collect();
+        let refs: Vec<&crate::Session> = sessions.iter().map(|s| &**s).collect();
         let thrown = std::cell::RefCell::new(None);
         let run = async |i: u64| -> crate::Result<()> {
             let r = f.call1(&JsValue::UNDEFINED, &(i as f64).into());

@@ -5,7 +5,7 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 use super::args;
-use super::registry::Registry;
+use super::registry::{Held, Registry};
 use super::{to_js, JsResult};
 use crate::dtype::DType;
 use crate::error::Error;
@@ -29,30 +29,8 @@ impl Drop for JsTensor {
     fn drop(&mut self) {
         if let Some(t) = self.inner.take() {
             TENSORS.with(|r| r.remove(t.id()));
-            drop(Held(Some(t)));
+            drop(Held::new(t));
         }
-    }
-}
-
-/// A handle's tensor, held by the handle or by a readback still waiting for the device. Whichever
-/// lets go last forgets it (`Tensor::forget`: still accounted, counted as forgotten; a disposed
-/// tensor is left as it is): a handle collected while its `toArray()` waits must not dispose the
-/// storage when the read ends, as a plain `Rc<Tensor>` dropped last would.
-pub(crate) struct Held(Option<Rc<Tensor>>);
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        if let Some(Ok(t)) = self.0.take().map(Rc::try_unwrap) {
-            t.forget();
-        }
-    }
-}
-
-impl std::ops::Deref for Held {
-    type Target = Tensor;
-
-    fn deref(&self) -> &Tensor {
-        self.0.as_deref().expect("held until dropped")
     }
 }
 
@@ -111,7 +89,7 @@ impl JsTensor {
             .ok_or_else(|| to_js(Error::Disposed("tensor placeholder".into())))
     }
 
-    pub(crate) fn live(&self) -> JsResult<Held> {
+    pub(crate) fn live(&self) -> JsResult<Held<Tensor>> {
         let t = self
             .inner
             .clone()
@@ -119,7 +97,7 @@ impl JsTensor {
         if t.is_disposed() {
             return Err(to_js(Error::Disposed(format!("{t:?}"))));
         }
-        Ok(Held(Some(t)))
+        Ok(Held::new(t))
     }
 }
 

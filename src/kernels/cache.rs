@@ -17,6 +17,7 @@
 use std::borrow::Borrow;
 use std::hash::Hash;
 use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use wgpu::util::DeviceExt;
@@ -60,6 +61,9 @@ pub(crate) struct KernelCache {
     textures: Mutex<Settled<operand_tex::Key, OperandTexture>>,
     binds: Mutex<lru::LruCache<BindKey, wgpu::BindGroup>>,
     ledger: Arc<Ledger>,
+    /// The device's count of asynchronous errors ([`crate::device::Gpu::errors`]) and the count
+    /// the operand textures' `holds` were last known good at.
+    device_errors: (Arc<AtomicU64>, AtomicU64),
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -72,13 +76,14 @@ fn lru<K: std::hash::Hash + Eq, V>(n: usize) -> lru::LruCache<K, V> {
 
 impl KernelCache {
     /// An empty cache reporting to `ledger`.
-    pub(crate) fn new(ledger: Arc<Ledger>) -> KernelCache {
+    pub(crate) fn new(ledger: Arc<Ledger>, device_errors: Arc<AtomicU64>) -> KernelCache {
         KernelCache {
             pipelines: Mutex::new(lru(MAX_PIPELINES)),
             params: Mutex::new(Settled::new(MAX_PARAMS)),
             textures: Mutex::new(Settled::new(operand_tex::MAX_TEXTURES)),
             binds: Mutex::new(lru(MAX_BIND_GROUPS)),
             ledger,
+            device_errors: (device_errors, AtomicU64::new(0)),
         }
     }
 
@@ -145,6 +150,11 @@ impl KernelCache {
         key: operand_tex::Key,
     ) -> (wgpu::TextureView, Option<wgpu::Buffer>) {
         let mut t = lock(&self.textures);
+        // the device rejected a batch since: its fills may not have run, so no texture is trusted
+        let errors = self.device_errors.0.load(Ordering::SeqCst);
+        if self.device_errors.1.swap(errors, Ordering::SeqCst) != errors {
+            t.iter_mut().for_each(|(_, x)| x.holds = None);
+        }
         if let Some(OperandTexture { view, holds }) = t.get(&key) {
             return (view, holds);
         }

@@ -112,7 +112,7 @@ impl Session {
         let min_workgroups = crate::kernels::min_workgroups(swiftshader);
         let idle_trim_ms = config.idle_trim_ms;
         let pool = Pool::new(DeviceStorage::new(&gpu), config, ledger.clone());
-        let kernels = KernelCache::new(ledger.clone());
+        let kernels = KernelCache::new(ledger.clone(), gpu.errors());
         let forgotten = Arc::new(ForgottenStore::default());
         let disposed = Arc::new(AtomicBool::new(false));
         let flags = (gpu.lost_flag(), disposed.clone());

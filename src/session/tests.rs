@@ -212,4 +212,18 @@ fn operand_textures_hold_what_succeeding_calls_filled() {
     );
     ctx.cache.settle(call.effects());
     assert_eq!(texture().1, None, "after it: empty");
+    // a batch the device rejects runs none of its fills: once the device reports an error, no
+    // texture is trusted (a real validation error: MAP_READ with STORAGE)
+    let mut filled = Commands::default();
+    filled.filled(&texture().0, &bx);
+    ctx.cache.settle(filled.effects());
+    assert_eq!(texture().1, Some(bx.clone()), "filled again");
+    let _invalid = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 16,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
+        mapped_at_creation: false,
+    });
+    assert_eq!(texture().1, None, "a device error: nothing known");
+    assert!(s.shared.gpu.take_error().is_some(), "the error was the device's");
 }
