@@ -327,6 +327,19 @@ impl Ledger {
         self.pool_peak_bytes.store(self.pool_bytes.load(Relaxed), Relaxed);
     }
 
+    /// [`Ledger::reset_peak`], returning the peaks it replaced (for [`Ledger::keep_peaks`]).
+    pub(crate) fn reset_peak_saved(&self) -> (u64, u64) {
+        let saved = (self.peak_bytes.load(Relaxed), self.pool_peak_bytes.load(Relaxed));
+        self.reset_peak();
+        saved
+    }
+
+    /// Undoes a reset: each peak becomes the larger of `saved` and what it reached since.
+    pub(crate) fn keep_peaks(&self, saved: (u64, u64)) {
+        self.peak_bytes.fetch_max(saved.0, Relaxed);
+        self.pool_peak_bytes.fetch_max(saved.1, Relaxed);
+    }
+
     /// Reads every field.
     pub fn snapshot(&self) -> LedgerSnapshot {
         LedgerSnapshot {

@@ -66,7 +66,7 @@ impl Executable {
             .iter()
             .map(|(_, shape, ..)| crate::shape::byte_length(shape))
             .collect::<Result<Vec<u64>>>()?;
-        session.admit(&sizes)?;
+        let _admitted = session.admit(&sizes)?;
         let mut constants = HashMap::new();
         for (i, shape, dtype, _, words) in uploads {
             let origin = format!("constant of program '{}'", program.name());
@@ -160,14 +160,15 @@ impl Executable {
     }
 
     /// The specialisation for these input shapes: cached, or computed (not yet cached: see
-    /// [`Executable::remember`]) with `false`.
+    /// [`Executable::remember`]) with `false`. Looking changes nothing (not even the cache's
+    /// recency: a run that then fails, or a `memoryPlan` query, must not keep an entry alive).
     fn plan(&self, inputs: &[Vec<usize>]) -> Result<(Shared<Plan>, bool)> {
         if let Some(p) = self
             .inner
             .plans
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .get(inputs)
+            .peek(inputs)
         {
             return Ok((p.clone(), true));
         }
@@ -278,7 +279,11 @@ impl Executable {
         let shapes = concrete_inputs(p, &|n| by_name.get(n).map(|t| t.shape().to_vec()))?;
         let (plan, cached) = self.plan(&shapes)?;
         let outputs = self.execute(&plan, &by_name, state)?;
-        if !cached {
+        if cached {
+            // used by a run that succeeded: the most recently used now
+            let mut plans = self.inner.plans.lock().unwrap_or_else(|p| p.into_inner());
+            plans.promote(&shapes);
+        } else {
             self.remember(shapes, plan);
         }
         s.ledger.count(Exec::Execution);

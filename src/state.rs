@@ -63,7 +63,7 @@ impl ExecutionState {
             sizes.push(crate::shape::byte_length(shape)?);
         }
         let _submission = s.submission();
-        s.admit(&sizes)?;
+        let _admitted = s.admit(&sizes)?;
         let mut slots = Vec::new();
         let mut enc = crate::commands::Commands::default();
         for (_, name, dtype, shape) in p.states() {

@@ -98,10 +98,11 @@ pub(crate) fn record_into(
     f: impl FnOnce(&crate::kernels::Ctx, &mut crate::commands::Commands, crate::kernels::Operand) -> Result<()>,
 ) -> Result<Tensor> {
     let _submission = s.submission();
-    if scratch > 0 {
-        // the output and the kernel's scratch must fit together, before either is taken
-        s.admit(&[crate::shape::byte_length(&shape)?, scratch * 4])?;
-    }
+    // the output and the kernel's scratch must fit together, before either is taken
+    let _admitted = match scratch {
+        0 => None,
+        _ => Some(s.admit(&[crate::shape::byte_length(&shape)?, scratch * 4])?),
+    };
     let out = Tensor::allocate(s, shape, dtype, name.to_string())?;
     let alloc = |words| crate::session::scratch(s, words, name);
     let ctx = crate::kernels::Ctx {
@@ -140,7 +141,7 @@ macro_rules! run_composite {
             $body?;
         }
         let sizes: Vec<u64> = dry.made.iter().map(|b| b.unwrap_or(0)).collect();
-        s.admit(&sizes)?;
+        let _admitted = s.admit(&sizes)?;
         let $g = &mut Eager::new(s);
         let $v = &$g.arg(first);
         $(let $w = &$g.arg($x);)*
@@ -209,7 +210,7 @@ impl Tensor {
         let (out, _) = infer(&Op::Where {}, &args)?;
         self.dtype().word_from_f64(value)?;
         let out: Vec<usize> = out.into_iter().map(|d| d.unwrap_or(0)).collect();
-        s.admit(&[4, crate::shape::byte_length(&out)?])?;
+        let _admitted = s.admit(&[4, crate::shape::byte_length(&out)?])?;
         let scalar = crate::session::scalar_in(s, value, self.dtype())?;
         apply(s, &Op::Where {}, &[self, cond, &scalar])
     }
@@ -226,7 +227,7 @@ impl Tensor {
         );
         let mut dry = compose::Dry { made: vec![] };
         compose::split(&mut dry, &meta, sizes, axis)?;
-        s.admit(&dry.made.iter().map(|b| b.unwrap_or(0)).collect::<Vec<_>>())?;
+        let _admitted = s.admit(&dry.made.iter().map(|b| b.unwrap_or(0)).collect::<Vec<_>>())?;
         let mut g = Eager::new(s);
         let x = g.arg(self);
         let parts = compose::split(&mut g, &x, sizes, axis)?;
@@ -260,7 +261,7 @@ pub(crate) fn join(tensors: &[&Tensor], axis: i64, stack: bool) -> Result<Tensor
     } else {
         compose::concat(&mut dry, &refs, axis)?;
     }
-    s.admit(&dry.made.iter().map(|b| b.unwrap_or(0)).collect::<Vec<_>>())?;
+    let _admitted = s.admit(&dry.made.iter().map(|b| b.unwrap_or(0)).collect::<Vec<_>>())?;
     let mut g = Eager::new(s);
     let args: Vec<_> = tensors.iter().map(|t| g.arg(t)).collect();
     let refs: Vec<&_> = args.iter().collect();
@@ -329,7 +330,7 @@ impl Tensor {
             let shapes = [self.shape(), &[]];
             return deferred(s, &op, &steps, &[word], &[self], &shapes, (out, self.dtype()));
         }
-        s.admit(&[4, crate::shape::byte_length(&out)?])?;
+        let _admitted = s.admit(&[4, crate::shape::byte_length(&out)?])?;
         let scalar = crate::session::scalar_in(s, value, self.dtype())?; // freed after the op
         apply(s, &op, &[self, &scalar])
     }

@@ -32,7 +32,7 @@ impl super::Executable {
             let pool = s.pool();
             plan.peak_with(&|b| pool.rounded(b))
         };
-        s.admit_rounded(peak, largest)?;
+        let _admitted = s.admit_rounded(peak, largest)?;
         let alloc = |words| crate::session::scratch(s, words, &format!("a run of program '{}'", p.name()));
         let ctx = crate::kernels::Ctx {
             scratch: Some(&alloc),

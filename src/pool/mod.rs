@@ -94,6 +94,9 @@ pub struct Pool<S: Storage> {
     draining: bool,
     /// The default policy's learned state (unused when `cache_limit_bytes` is set).
     retention: retention::Retention,
+    /// While an admitted call runs ([`Pool::admit`]): the padding best fit may still add to the
+    /// bytes in use without breaking the call's admission; `None` outside one.
+    best_fit_slack: Option<u64>,
 }
 
 impl<S: Storage> Pool<S> {
@@ -115,6 +118,7 @@ impl<S: Storage> Pool<S> {
             in_use_by_size: BTreeMap::new(),
             draining: false,
             retention: retention::Retention::default(),
+            best_fit_slack: None,
         }
     }
 
@@ -173,6 +177,26 @@ impl<S: Storage> Pool<S> {
         Ok(())
     }
 
+    /// [`Pool::check_fits`] for a call that then acquires buffers of these sizes, and the start of
+    /// that call: until [`Pool::end_admitted`], best fit takes a larger free buffer only while the
+    /// padding it adds stays within the room the check left (`bound − in use − total`), so every
+    /// acquisition the check admitted still fits — a buffer half again as large, taken for the
+    /// first request, could otherwise leave the last one without room in the middle of the call.
+    /// Returns what to restore when the call ends (admissions nest: the smaller room holds).
+    pub fn admit(&mut self, total_rounded: u64, largest_rounded: u64) -> Result<Option<u64>> {
+        self.check_fits(total_rounded, largest_rounded)?;
+        let in_use_bytes = self.held - self.cached;
+        let room = self.config.max_total_bytes - in_use_bytes - total_rounded;
+        let before = self.best_fit_slack;
+        self.best_fit_slack = Some(before.map_or(room, |r| r.min(room)));
+        Ok(before)
+    }
+
+    /// The admitted call that [`Pool::admit`] returned `before` for has ended.
+    pub fn end_admitted(&mut self, before: Option<u64>) {
+        self.best_fit_slack = before;
+    }
+
     /// Hands out a buffer of at least `bytes` (> 0, a multiple of 4) bytes. Fails with
     /// `OUT_OF_MEMORY` before anything changes (no eviction, no counter) when the buffer cannot
     /// fit the device or the bound.
@@ -187,11 +211,16 @@ impl<S: Storage> Pool<S> {
         if let Some(want) = class {
             // best fit: this class, else the smallest free one up to half again as large (the
             // neighbouring classes), so buffers released in another class are reused, not doubled
+            let room = self.best_fit_slack.unwrap_or(u64::MAX);
             let fit = self.free.range(want..=want + want / 2).next().map(|(&c, _)| c);
+            let fit = fit.filter(|&c| c - want <= room);
             if let Some((class, entry)) = fit.and_then(|c| Some((c, self.free.get_mut(&c)?.pop_back()?))) {
                 self.lru.remove(&entry.stamp);
                 if self.free.get(&class).is_some_and(|q| q.is_empty()) {
                     self.free.remove(&class);
+                }
+                if let Some(room) = &mut self.best_fit_slack {
+                    *room -= class - want;
                 }
                 self.cached -= class;
                 self.cached_count -= 1;

@@ -3,6 +3,8 @@
 use super::*;
 use proptest::prelude::*;
 
+// best fit within an admitted call
+mod admitted;
 // the learned budget's loops
 mod learned;
 // pool_padding_bytes

@@ -182,20 +182,24 @@ impl SessionShared {
     /// Checks, changing nothing, that storages of these byte lengths could all be live at once
     /// (device limits, the pool bound after evicting the cache). Calls that acquire several
     /// buffers, or build host data first, check here before they reserve anything.
-    pub(crate) fn admit(&self, byte_lengths: &[u64]) -> Result<()> {
-        let pool = self.pool();
+    /// The call holds the returned guard while it acquires them: until it drops, best fit keeps to
+    /// the room the check left (`Pool::admit`).
+    pub(crate) fn admit(&self, byte_lengths: &[u64]) -> Result<Admitted<'_>> {
+        let mut pool = self.pool();
         let rounded: Vec<u64> = byte_lengths.iter().map(|&b| pool.rounded(b)).collect();
         let total = rounded.iter().fold(0u64, |a, &b| a.saturating_add(b));
         let largest = rounded.iter().copied().max().unwrap_or(0);
-        let r = pool.check_fits(total, largest);
+        let r = pool.admit(total, largest);
         drop(pool);
-        r.map_err(|e| self.with_forensics(e))
+        let before = r.map_err(|e| self.with_forensics(e))?;
+        Ok(Admitted { shared: self, before })
     }
 
     /// [`SessionShared::admit`] for a peak already rounded by the pool (a run's plan).
-    pub(crate) fn admit_rounded(&self, total: u64, largest: u64) -> Result<()> {
-        let r = self.pool().check_fits(total, largest);
-        r.map_err(|e| self.with_forensics(e))
+    pub(crate) fn admit_rounded(&self, total: u64, largest: u64) -> Result<Admitted<'_>> {
+        let r = self.pool().admit(total, largest);
+        let before = r.map_err(|e| self.with_forensics(e))?;
+        Ok(Admitted { shared: self, before })
     }
 
     /// Adds the largest owners and the pool state to an `OUT_OF_MEMORY` error.
@@ -335,4 +339,17 @@ pub(crate) fn host_vec<T>(n: u64, mut f: impl FnMut(usize) -> T) -> Result<Vec<T
     v.try_reserve_exact(n).map_err(|_| too_big())?;
     v.extend((0..n).map(&mut f));
     Ok(v)
+}
+
+/// A call admitted by [`SessionShared::admit`], under way until dropped (`Pool::end_admitted`).
+#[must_use = "best fit keeps to the admitted room only while this is held"]
+pub(crate) struct Admitted<'a> {
+    shared: &'a SessionShared,
+    before: Option<u64>,
+}
+
+impl Drop for Admitted<'_> {
+    fn drop(&mut self) {
+        self.shared.pool().end_admitted(self.before);
+    }
 }

@@ -317,6 +317,24 @@ pub fn metrics() -> Vec<MetricRecord> {
     r.0
 }
 
+/// [`reset_peak`], returning what undoes it: a call that resets the peaks and then fails
+/// (`watch` whose function throws) puts each back to the larger of before and since.
+pub(crate) fn reset_peak_undoably() -> impl FnOnce() {
+    let saved = PROCESS.reset_peak_saved();
+    let sessions: Vec<_> = registry()
+        .iter()
+        .filter_map(|r| r.ledger.upgrade())
+        .map(|l| {
+            let peaks = l.reset_peak_saved();
+            (l, peaks)
+        })
+        .collect();
+    move || {
+        PROCESS.keep_peaks(saved);
+        sessions.iter().for_each(|(l, peaks)| l.keep_peaks(*peaks));
+    }
+}
+
 /// Resets every peak gauge (process-wide and per session) to its current value.
 pub fn reset_peak() {
     PROCESS.reset_peak();

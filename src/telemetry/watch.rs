@@ -1,6 +1,6 @@
 //! `watch`: run a loop, sample `metrics()` after every iteration, and diagnose the samples.
 
-use super::{diagnose, metrics, next_iteration, reset_peak, sessions, Diagnosis};
+use super::{diagnose, metrics, next_iteration, sessions, Diagnosis};
 
 /// Options of [`watch`].
 #[derive(Debug, Clone, Default)]
@@ -30,7 +30,7 @@ pub const MAX_ITERATIONS: u64 = 1_000_000;
 /// Runs `f(i)` `warmup + iterations` times, advancing the iteration counter before each call;
 /// synchronises every session in `sessions` and samples `metrics()` before the first iteration and
 /// after every one, then diagnoses the samples ([`diagnose_samples`](super::diagnose_samples)). The peak gauges are reset (as
-/// by [`reset_peak`]) before the first sample, so peaks describe the watched workload.
+/// by [`reset_peak`](super::reset_peak)) before the first sample, so peaks describe the watched workload.
 pub async fn watch(
     sessions: &[&crate::Session],
     options: WatchOptions,
@@ -67,7 +67,8 @@ pub async fn watch(
         }
     }
     sync_all().await?;
-    reset_peak();
+    // a watch that fails (its function throws) leaves the peaks as if it had not reset them
+    let undo = super::reset_peak_undoably();
     let total = options.warmup + options.iterations;
     let mut sampler = diagnose::Sampler::new(
         metrics(),
@@ -78,10 +79,20 @@ pub async fn watch(
     let mut last = vec![];
     for i in 0..total {
         next_iteration();
-        f(i).await?;
-        sync_all().await?;
+        let step = match f(i).await {
+            Ok(()) => sync_all().await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = step {
+            undo();
+            return Err(e);
+        }
         last = metrics();
         sampler.push(&last);
     }
-    sampler.finish(last)
+    let d = sampler.finish(last);
+    if d.is_err() {
+        undo();
+    }
+    d
 }

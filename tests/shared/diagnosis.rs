@@ -305,6 +305,34 @@ pub async fn watch_refusals_and_a_lost_neighbour(s: &Session, lost: &Session) {
         );
     }
     crate::ledger::assert_unchanged(&before, &crate::ledger::ledger(), "refused watches");
+    // a watch whose function fails leaves the peaks as if it had not reset them: the larger of
+    // before (a 256 KiB tensor, gone) and what its iterations reached (64 KiB each)
+    drop(s.ones(&[65536], DType::Float32).unwrap());
+    let high = s.stats().peak_bytes;
+    assert!(high >= 262_144);
+    let e = telemetry::watch(&[s], WatchOptions::new(1, 3), async |i| {
+        drop(s.ones(&[16384], DType::Float32)?);
+        match i {
+            2 => Err(affon::Error::InvalidArgument("the watched function threw".into())),
+            _ => Ok(()),
+        }
+    })
+    .await
+    .unwrap_err();
+    assert_eq!(e.code(), "INVALID_ARGUMENT");
+    assert_eq!(s.stats().peak_bytes, high, "a failed watch: the peak before it");
+    let d = telemetry::watch(&[s], WatchOptions::new(1, 3), async |_| {
+        drop(s.ones(&[16384], DType::Float32)?);
+        Ok(())
+    })
+    .await
+    .unwrap();
+    assert_eq!(d.verdict, Verdict::Steady, "{}", d.summary);
+    assert_eq!(
+        s.stats().peak_bytes,
+        s.stats().live_bytes + 65536,
+        "a watch that runs resets the peaks"
+    );
     lost.destroy_device();
     let x = s.fill(&[4], 1.0, DType::Float32).unwrap();
     let opts = WatchOptions {

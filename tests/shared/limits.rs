@@ -117,6 +117,23 @@ pub async fn specialisation_cache_is_bounded(s: &Session) {
         after.executable_cache_entries - before.executable_cache_entries,
         64
     );
+    // shapes 7..=70 are cached, 7 the least recently used. A `memory_plan` query for 7 does not
+    // keep it (looking changes nothing); a successful run of 9 does
+    let run = |n: usize| {
+        let t = s.ones(&[n], DType::Float32).unwrap();
+        drop(exe.run(&[("x", &t)], None).unwrap());
+    };
+    let shapes = HashMap::from([("x".to_string(), vec![7])]);
+    exe.memory_plan(&shapes).unwrap();
+    run(9);
+    run(71); // evicts 7
+    run(72); // evicts 8 (9 was used)
+    let compiles = || s.stats().compiles;
+    let c = compiles();
+    run(9);
+    assert_eq!(compiles() - c, 0, "9 stayed: its run made it the most recent");
+    run(7);
+    assert_eq!(compiles() - c, 1, "7 was evicted: the query did not keep it");
     exe.dispose();
     assert_eq!(
         s.stats().executable_cache_entries,
