@@ -1,6 +1,6 @@
 //! Hardening in headless Chromium on WebGPU: the shared scenarios (disposed objects in every method,
 //! cross-session use, NaN/Infinity, device loss, a 10,000-run soak), and from JavaScript every method
-//! of every class called on a disposed object.
+//! of every class called on a disposed object, on a freed handle and on something not a handle.
 #![cfg(target_arch = "wasm32")]
 
 #[path = "shared/ledger.rs"]
@@ -116,10 +116,96 @@ export async function everyMethod(Session, Program, ledger) {
   codes.liveStillReadable = Array.from(await live.to_array()).join(',');
   return codes;
 }
+
+// `free()` is public: after it a handle's pointer is 0, and wasm-bindgen's own code threw a plain
+// Error ('null pointer passed to rust') from every method and getter; `this` that is not a handle
+// did the same, and free() inside the handle's own call threw 'attempted to take ownership'.
+export async function freedHandles(Session, Program, telemetry, ledger) {
+  const problems = [];
+  const check = (ok, what) => { if (!ok) problems.push(what); };
+  const expect = (what, code, f, unchanged = true) => {
+    const l0 = ledger();
+    try { f(); problems.push(`${what}: no error`); } catch (e) {
+      check(e?.name === 'AffonError' && e.code === code, `${what}: ${e?.name} ${e?.code} ${e?.message}`);
+    }
+    check(!unchanged || ledger() === l0, `${what}: the ledger moved`);
+  };
+  const quiet = (what, f) => {
+    const l0 = ledger();
+    try { f(); } catch (e) { problems.push(`${what}: ${e?.name} ${e?.message}`); }
+    check(ledger() === l0, `${what}: the ledger moved`);
+  };
+  const s = await Session.create({ label: 'freed-handles' });
+  const t = s.ones([4]), live = s.ones([4]);
+  const Tensor = t.constructor;
+  t.free(); // as a collection would: the tensor is forgotten, still accounted
+  expect('freed tensor: add', 'DISPOSED', () => t.add(1));
+  expect('freed tensor: square', 'DISPOSED', () => t.square());
+  expect('freed tensor: disposed', 'DISPOSED', () => t.disposed);
+  expect('freed tensor: shape', 'DISPOSED', () => t.shape);
+  expect('freed tensor: toArray', 'DISPOSED', () => t.toArray());
+  expect('freed tensor as an argument', 'INVALID_ARGUMENT', () => live.add(t));
+  quiet('freed tensor: free() again', () => { t.free(); t.free(); });
+  // `this` that is not a Tensor
+  const getter = Object.getOwnPropertyDescriptor(Tensor.prototype, 'shape').get;
+  expect('square on {}', 'INVALID_ARGUMENT', () => Tensor.prototype.square.call({}));
+  expect('square on undefined', 'INVALID_ARGUMENT', () => Tensor.prototype.square.call(undefined));
+  expect('square on a number', 'INVALID_ARGUMENT', () => Tensor.prototype.square.call(5));
+  expect('square on { __wbg_ptr: 0 }', 'INVALID_ARGUMENT', () => Tensor.prototype.square.call({ __wbg_ptr: 0 }));
+  expect('square on a Session', 'INVALID_ARGUMENT', () => Tensor.prototype.square.call(s));
+  expect('square on a revoked Proxy', 'INVALID_ARGUMENT', () => {
+    const r = Proxy.revocable({}, {}); r.revoke(); Tensor.prototype.square.call(r.proxy);
+  });
+  expect('the shape getter on {}', 'INVALID_ARGUMENT', () => getter.call({}));
+  expect('free on {}', 'INVALID_ARGUMENT', () => Tensor.prototype.free.call({}));
+  expect('telemetry free on {}', 'INVALID_ARGUMENT', () => telemetry.prototype.free.call({}));
+  // a freed handle of every other class
+  const p = new Program('freed');
+  const x = p.input('x', 'float32', [2]);
+  p.output('y', p.neg(x));
+  const exe = s.compile(p);
+  const other = new Program('freed-node');
+  const node = other.input('x', 'float32', [2]);
+  node.free();
+  expect('freed node: id', 'DISPOSED', () => node.id);
+  expect('freed node as an argument', 'INVALID_ARGUMENT', () => other.neg(node));
+  p.free();
+  expect('freed program: input', 'DISPOSED', () => p.input('z', 'float32', [1]));
+  expect('freed program: toJSON', 'DISPOSED', () => p.toJSON());
+  expect('freed program: name', 'DISPOSED', () => p.name);
+  exe.free();
+  expect('freed executable: run', 'DISPOSED', () => exe.run({}));
+  expect('freed executable: dispose', 'DISPOSED', () => exe.dispose());
+  const s2 = await Session.create({ label: 'freed-session' });
+  s2.free();
+  expect('freed session: ones', 'DISPOSED', () => s2.ones([1]));
+  expect('freed session: label', 'DISPOSED', () => s2.label);
+  expect('freed session: profile', 'DISPOSED', () => s2.profile(() => 1));
+  quiet('freed session: free() again', () => s2.free());
+  // free() from inside the handle's own call: the handle is freed, and its session released (as a
+  // plain free() releases an empty one) once the call returns; no other record moves
+  const s3 = await Session.create({ label: 'freed-in-tidy' });
+  const others = (l) => JSON.stringify(JSON.parse(l).filter(([, name, labels]) =>
+    !labels.includes('freed-in-tidy') && name !== 'pool_max_total_bytes'));
+  const l3 = ledger();
+  expect('free inside its own tidy', 'INVALID_ARGUMENT', () => s3.tidy(() => s3.free()), false);
+  check(others(ledger()) === others(l3), 'free inside its own tidy: records of others moved');
+  check(!ledger().includes('freed-in-tidy'), 'free inside its own tidy: the session was not released');
+  expect('after free inside tidy: memory', 'DISPOSED', () => s3.memory());
+  s.dispose();
+  return problems;
+}
 "#)]
 extern "C" {
     #[wasm_bindgen(js_name = everyMethod)]
     async fn every_method(session: JsValue, program: JsValue, ledger: JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = freedHandles)]
+    async fn freed_handles(
+        session: JsValue,
+        program: JsValue,
+        telemetry: JsValue,
+        ledger: JsValue,
+    ) -> JsValue;
 }
 
 #[wasm_bindgen_test]
@@ -156,4 +242,14 @@ async fn every_js_method_of_a_disposed_object_throws() {
         tensor_methods >= 25,
         "every tensor method was tried ({tensor_methods})"
     );
+}
+
+/// Every class's methods, getters and `free()` on a freed handle (`DISPOSED`; `free()` again does
+/// nothing), on a `this` that is not a handle of the class (`INVALID_ARGUMENT`), and `free()` from
+/// inside the handle's own call: `AffonError`s, the ledger unmoved.
+#[wasm_bindgen_test]
+async fn freed_handles_and_foreign_this_throw_affon_errors() {
+    let [s, p, t] = ledger::js_classes().await;
+    let problems = freed_handles(s, p, t, ledger::js_ledger()).await;
+    ledger::assert_no_problems(&problems, "on freed handles");
 }

@@ -1,8 +1,9 @@
 //! A hostile page: code a page can run in the middle of an affon call — setters and getters on
 //! `Object.prototype` and `Error.prototype`, an own `length` or `subarray` on a caller's array,
-//! throwing getters in options, replaced clocks, two creations racing for one label. None of it may
-//! run inside affon (where it could call back into a session mid-call and abort the instance),
-//! move the ledger on a failed call, or surface as anything but an `AffonError`.
+//! throwing getters in options, replaced clocks, two creations racing for one label, an own `then`
+//! on a returned promise, a replaced `JSON.parse`, arrays of 2^30 holes. None of it may run inside
+//! affon (where it could call back into a session mid-call and abort the instance), move the ledger
+//! on a failed call, or surface as anything but an `AffonError`.
 #![cfg(target_arch = "wasm32")]
 
 #[path = "shared/ledger.rs"]
@@ -43,14 +44,17 @@ export async function hostilePage(Session, Program, telemetry, ledger) {
   check(JSON.stringify(p.toJSON()).includes('"z"'), 'the program took an output after the error');
   // 2. metrics() when its layout changes: a getter on Object.prototype.labels / .dist calling metrics()
   let getterCalls = 0;
-  const plain = telemetry.metrics().length;
+  // (records of this page's own and the new session: another session let go meanwhile, as the
+  // one js_classes() made may be when the collector runs, takes its records with it)
+  const own = (list) => list.filter((r) => !r.labels || r.labels.session === 'hostile-layout').length;
+  const plain = own(telemetry.metrics());
   Object.defineProperty(Object.prototype, 'labels', { get() { getterCalls++; telemetry.metrics(); return undefined; }, configurable: true });
   Object.defineProperty(Object.prototype, 'dist', { get() { getterCalls++; telemetry.metrics(); return true; }, configurable: true });
   const fresh = await Session.create({ label: 'hostile-layout' }); // a new session: a new layout
   let records;
   try { records = telemetry.metrics(); } finally { delete Object.prototype.labels; delete Object.prototype.dist; }
   check(getterCalls === 0, `metrics(): ${getterCalls} page getter calls`);
-  check(records.length > plain, `metrics(): ${records.length} records, ${plain} before the second session`);
+  check(own(records) > plain, `metrics(): ${own(records)} records, ${plain} before the second session`);
   check(records.every((r) => typeof r.value === 'number' && Object.hasOwn(r, 'scope')), 'metrics(): values');
   check(records.some((r) => Object.hasOwn(r, 'count')), 'metrics(): distributions keep their fields');
   check(records.some((r) => Object.hasOwn(r, 'labels') && r.labels.session === 'hostile-layout'), 'metrics(): labelled records');
@@ -165,17 +169,151 @@ export async function hostilePage(Session, Program, telemetry, ledger) {
   s.dispose();
   return problems;
 }
+
+const checker = () => {
+  const problems = [];
+  return [problems, (ok, what) => { if (!ok) problems.push(what); }];
+};
+
+export async function pageThen(Session, telemetry, ledger) {
+  const [problems, check] = checker();
+  const s = await Session.create({ label: 'page-then' });
+  let calls = 0;
+  // an own then that settles at once (js-sys's callbacks were not set yet: a panic, the instance
+  // aborted), one that throws (thrown through the wasm frames: the profile was left open), and a
+  // promise fulfilled with an object that became a thenable afterwards
+  const eager = () => { const p = Promise.resolve(5); p.then = (ok) => { calls++; ok(0); }; return p; };
+  const throwing = () => { const p = Promise.resolve(6); p.then = () => { calls++; throw new Error('page then'); }; return p; };
+  const later = () => { const o = { v: 7 }; const p = Promise.resolve(o); o.then = (ok) => { calls++; ok(0); }; return p; };
+  // (profile moves no record: the ledger is compared around each; watch resets the peaks)
+  const unmoved = async (what, run) => {
+    const l0 = ledger();
+    const r = await run();
+    check(ledger() === l0, `${what}: the ledger moved`);
+    return r;
+  };
+  for (const [what, make, want] of [['eager', eager, 5], ['throwing', throwing, 6], ['later', later, 7]]) {
+    const got = await unmoved(`profile, ${what} then`, () => s.profile(make).then(
+      (info) => (want === 7 ? info.result?.v : info.result), (e) => `${e?.name} ${e?.message}`));
+    check(got === want, `profile, ${what} then: ${got}`);
+    let verdict;
+    try { verdict = (await telemetry.watch(make, { warmup: 1, iterations: 2, session: s })).verdict; }
+    catch (e) { verdict = `${e?.name} ${e?.message}`; }
+    check(/^[a-z-]+$/.test(verdict), `watch, ${what} then: ${verdict}`);
+  }
+  check(calls === 0, `${calls} calls of a page's then`);
+  // the function's own rejection still propagates as it is, and the profile is closed after it
+  const boom = new Error('boom');
+  const rejected = await unmoved('a rejected promise',
+    () => s.profile(() => Promise.reject(boom)).then(() => 'no error', (e) => e));
+  check(rejected === boom, `a rejected promise: ${rejected}`);
+  const watched = await telemetry.watch(() => Promise.reject(boom), { warmup: 1, iterations: 1 }).then(() => 'no error', (e) => e);
+  check(watched === boom, `watch of a rejected promise: ${watched}`);
+  const again = await unmoved('a profile after them',
+    () => s.profile(() => 8).then((r) => r.result, (e) => `${e?.name} ${e?.message}`));
+  check(again === 8, `a profile after them: ${again}`);
+  // a value that is not a promise is not waited for, a thenable included (as before)
+  const thenable = { then() { calls++; } };
+  const [plain] = await s.profile(() => thenable).then((r) => [r.result], (e) => [e]);
+  check(plain === thenable && calls === 0, 'a thenable is returned as it is');
+  s.dispose();
+  return problems;
+}
+
+export async function hugeArrays(Session, ledger) {
+  const [problems, check] = checker();
+  const s = await Session.create({ label: 'huge-arrays' });
+  const huge = (first) => { const a = new Array(2 ** 30); if (first !== undefined) a[0] = first; return a; };
+  const cases = [
+    ['2^30 holes for shape [1]', () => s.tensor(huge(), [1]), 'SHAPE_MISMATCH'],
+    ['2^30 entries, the first nested, for shape [1]', () => s.tensor(huge([1]), [1]), 'SHAPE_MISMATCH'],
+    ['a row of 2^30 for shape [2, 2]', () => s.tensor([huge(1), [1, 2]], [2, 2]), 'SHAPE_MISMATCH'],
+    // without a shape, a 1-D tensor of 2^30 elements (4 GiB) must fit first
+    ['2^30 holes, no shape', () => s.tensor(huge()), 'OUT_OF_MEMORY'],
+    ['2^30 entries, the first nested, no shape', () => s.tensor(huge([1])), 'OUT_OF_MEMORY'],
+    ['a row of 2^30, no shape', () => s.tensor([huge(1)]), 'OUT_OF_MEMORY'],
+  ];
+  for (const [what, f, code] of cases) {
+    const l0 = ledger(), t0 = performance.now();
+    try { f().dispose(); problems.push(`${what}: no error`); } catch (e) {
+      check(e?.name === 'AffonError' && e.code === code, `${what}: ${e?.name} ${e?.code} ${e?.message}`);
+    }
+    const ms = performance.now() - t0;
+    check(ms < 1000, `${what}: ${ms.toFixed(0)} ms (the array was walked)`);
+    check(ledger() === l0, `${what}: the ledger moved`);
+  }
+  // nested data that fits its shape still loads, reshaped
+  const t = s.tensor([[1, 2], [3, 4]], [4]);
+  check(Array.from(await t.toArray()).join() === '1,2,3,4', 'nested data with a flat shape');
+  t.dispose();
+  s.dispose();
+  return problems;
+}
+
+export function jsonReentry(Program) {
+  const [problems, check] = checker();
+  // toJSON parses its text with the page's JSON.parse: one that calls back into the program ran
+  // while the program was borrowed (a panic: the instance aborted)
+  const p = new Program('reentry');
+  const x = p.input('x', 'float32', [2]);
+  p.output('y', p.neg(x));
+  const parse = JSON.parse;
+  let inner = 'not called';
+  JSON.parse = function (text, reviver) {
+    JSON.parse = parse;
+    try { p.output('z', p.relu(x)); inner = 'ok'; } catch (e) { inner = `${e?.name} ${e?.message}`; }
+    return parse(text, reviver);
+  };
+  let json;
+  try { json = p.toJSON(); } catch (e) { json = `${e?.name} ${e?.message}`; } finally { JSON.parse = parse; }
+  check(inner === 'ok', `the page's JSON.parse: ${inner}`);
+  check(Array.isArray(json?.outputs), `toJSON: ${JSON.stringify(json)}`);
+  check(JSON.stringify(p.toJSON()).includes('"z"'), 'the output added from JSON.parse is there');
+  return problems;
+}
 "#)]
 extern "C" {
     #[wasm_bindgen(js_name = hostilePage)]
     async fn hostile_page(session: JsValue, program: JsValue, telemetry: JsValue, ledger: JsValue)
         -> JsValue;
+    #[wasm_bindgen(js_name = pageThen)]
+    async fn page_then(session: JsValue, telemetry: JsValue, ledger: JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = hugeArrays)]
+    async fn huge_arrays(session: JsValue, ledger: JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = jsonReentry)]
+    fn json_reentry(program: JsValue) -> JsValue;
 }
 
-/// Everything in one test: the page's prototypes are shared by every test of this file.
+/// The polluted prototypes in one test: they are shared by every test of this file (each test
+/// restores whatever global it changed before it returns).
 #[wasm_bindgen_test]
 async fn page_code_never_runs_inside_affon() {
     let [s, p, t] = ledger::js_classes().await;
     let problems = hostile_page(s, p, t, ledger::js_ledger()).await;
     ledger::assert_no_problems(&problems, "on a hostile page");
+}
+
+/// `session.profile(fn)` and `telemetry.watch(fn)` never call a `then` the page put on the promise
+/// `fn` returned (nor one on the object it fulfils with).
+#[wasm_bindgen_test]
+async fn a_page_then_is_never_called() {
+    let [s, _, t] = ledger::js_classes().await;
+    let problems = page_then(s, t, ledger::js_ledger()).await;
+    ledger::assert_no_problems(&problems, "with a page's then");
+}
+
+/// An array of 2^30 holes (or entries) is refused by its length, before it is walked.
+#[wasm_bindgen_test]
+async fn huge_arrays_are_refused_before_they_are_read() {
+    let [s, _, _] = ledger::js_classes().await;
+    let problems = huge_arrays(s, ledger::js_ledger()).await;
+    ledger::assert_no_problems(&problems, "with 2^30-long arrays");
+}
+
+/// `program.toJSON()` holds no borrow while the page's `JSON.parse` runs.
+#[wasm_bindgen_test]
+async fn to_json_holds_no_borrow_while_the_page_parses() {
+    let [_, p, _] = ledger::js_classes().await;
+    let problems = json_reentry(p);
+    ledger::assert_no_problems(&problems, "with a page's JSON.parse");
 }

@@ -33,7 +33,7 @@ use crate::error::Error;
 // object runs (or throws) in the middle of an affon call.
 const NativeError = Error, define = Object.defineProperty, getProto = Object.getPrototypeOf,
   describe = Object.getOwnPropertyDescriptor, ownKeys = Object.keys, isArray = Array.isArray,
-  create = Object.create, apply = Reflect.apply;
+  create = Object.create, apply = Reflect.apply, keysOf = Reflect.ownKeys;
 const own = (o, k, value) => define(o, k, { value, writable: true, enumerable: true, configurable: true });
 export function affon_own(o, k, v) { own(o, k, v); }
 const messageOf = (e) => {
@@ -173,23 +173,94 @@ export function affon_nest(flat, shape) {
 }
 
 export function affon_install_hook(telemetry, version) {
-  // The page-side hook the DevTools panel reads (chrome.devtools.inspectedWindow.eval).
-  if (globalThis.__AFFON_DEVTOOLS_HOOK__) return;
-  globalThis.__AFFON_DEVTOOLS_HOOK__ = {
-    version,
-    telemetry,
-    snapshot() {
-      return {
-        time: Date.now(),
-        iteration: telemetry.iteration(),
-        metrics: telemetry.metrics(),
-        liveTensors: telemetry.liveTensors(),
-        pools: telemetry.pools(),
-        forgotten: telemetry.forgotten(),
-        storages: telemetry.storages(2000),
-      };
-    },
+  // The page-side hook the DevTools panel reads (chrome.devtools.inspectedWindow.eval). A page
+  // that made the global unusable (a throwing getter or setter, a read-only value) gets no hook.
+  try {
+    if (globalThis.__AFFON_DEVTOOLS_HOOK__) return;
+    globalThis.__AFFON_DEVTOOLS_HOOK__ = {
+      version,
+      telemetry,
+      snapshot() {
+        return {
+          time: Date.now(),
+          iteration: telemetry.iteration(),
+          metrics: telemetry.metrics(),
+          liveTensors: telemetry.liveTensors(),
+          pools: telemetry.pools(),
+          forgotten: telemetry.forgotten(),
+          storages: telemetry.storages(2000),
+        };
+      },
+    };
+  } catch (e) { /* no hook */ }
+}
+
+const NativePromise = Promise, THEN = NativePromise.prototype.then;
+const isPrototypeOf = Object.prototype.isPrototypeOf;
+export function affon_settle(v) {
+  // null when v is not a promise (it is not waited for, a thenable included); otherwise a fresh
+  // promise that settles as v does, adopting it through the `then` taken at load: a `then` the page
+  // put on v or on Promise.prototype never runs. It fulfils with { value } (no prototype: a value
+  // that became a thenable is not adopted); its own `then` and `constructor` are the intrinsic
+  // ones, so awaiting it from Rust (JsFuture calls its `then`) runs no page code either.
+  let promise = false;
+  try { promise = apply(isPrototypeOf, NativePromise.prototype, [v]); } catch (e) { /* a Proxy's trap */ }
+  if (!promise) return null;
+  const fresh = new NativePromise((ok, no) => {
+    const box = (value) => { const b = create(null); own(b, 'value', value); ok(b); };
+    try { apply(THEN, v, [box, no]); } catch (e) { no(e); }
+  });
+  define(fresh, 'then', { value: THEN });
+  define(fresh, 'constructor', { value: undefined });
+  return fresh;
+}
+
+const OWNERSHIP = 'attempted to take ownership of Rust value while it was borrowed';
+export function affon_guard(proto, cls) {
+  // Puts every method, getter and free() of an exported class behind a check of `this`: its
+  // prototype is the class's and its pointer a non-zero number. wasm-bindgen's own code threw a
+  // plain Error ('null pointer passed to rust') for a freed handle and ran a Tensor method on a
+  // Session's pointer. A freed handle is DISPOSED (free() on it does nothing); anything else is
+  // INVALID_ARGUMENT.
+  const live = (self) => {
+    try { const p = self.__wbg_ptr; return getProto(self) === proto && typeof p === 'number' && p !== 0; }
+    catch (e) { return false; }
   };
+  const freed = (self) => { try { return getProto(self) === proto && self.__wbg_ptr === 0; } catch (e) { return false; } };
+  const refuse = (self, what) => freed(self)
+    ? affon_error(`${what}: this ${cls} handle has been freed (free()): it can no longer be used`, 'DISPOSED')
+    : affon_error(`${what}: called on something that is not a ${cls}`, 'INVALID_ARGUMENT');
+  // named `__wbg_checked add` and so on: a stack captured for a tensor's origin leaves the frame
+  // out with wasm-bindgen's own (platform::capture_stack)
+  const named = (g, f) => {
+    define(g, 'name', { value: `__wbg_checked ${f.name}`, configurable: true });
+    define(g, 'length', { value: f.length, configurable: true });
+    return g;
+  };
+  const guard = (what, f) => named(function () {
+    if (!live(this)) throw refuse(this, what);
+    return apply(f, this, arguments);
+  }, f);
+  const free = describe(proto, 'free').value;
+  const guardedFree = named(function () {
+    if (freed(this)) return;
+    if (!live(this)) throw refuse(this, `${cls}.free()`);
+    try { apply(free, this, []); } catch (e) {
+      if (messageOf(e) !== OWNERSHIP) throw e;
+      throw affon_error(`${cls}.free(): the handle is in use by a call that has not returned (free() inside ` +
+        `that call's callback); it is freed, and its object released, when that call returns`, 'INVALID_ARGUMENT');
+    }
+  }, free);
+  for (const key of keysOf(proto)) {
+    const d = describe(proto, key);
+    if (key === 'constructor' || key === '__destroy_into_raw' || !d.configurable) continue;
+    const what = typeof key === 'symbol' ? `${cls}[${key.description}]` : `${cls}.${key}`;
+    if (d.value === free) d.value = guardedFree;
+    else if (typeof d.value === 'function') d.value = guard(what, d.value);
+    if (d.get) d.get = guard(what, d.get);
+    if (d.set) d.set = guard(what, d.set);
+    define(proto, key, d);
+  }
 }
 "#)]
 extern "C" {
@@ -198,6 +269,9 @@ extern "C" {
     /// Nested arrays of `shape` (no zero dims) over `flat`; the value itself for a scalar.
     pub(crate) fn affon_nest(flat: &JsValue, shape: &[f64]) -> JsValue;
     fn affon_install_hook(telemetry: JsValue, version: &str);
+    fn affon_guard(proto: &JsValue, class: &str);
+    /// A fresh promise settling as `v` does, or null: see `safe::settle`.
+    pub(crate) fn affon_settle(v: &JsValue) -> JsValue;
     #[allow(clippy::too_many_arguments)]
     fn affon_error(
         message: &str,
@@ -236,21 +310,37 @@ thread_local! {
 }
 
 /// Installs `[Symbol.dispose]() { this.dispose() }` on every exported class with a `dispose()`,
+/// puts every class's methods, getters and `free()` behind a check of the handle (`affon_guard`:
+/// a freed handle is `DISPOSED`, a `this` that is not a handle of the class `INVALID_ARGUMENT`),
 /// and records the prototypes the registries recognise handles by. Once.
 pub(crate) fn install_dispose_symbols() {
     if PATCHED.with(|p| p.replace(true)) {
         return;
     }
     console_error_panic_hook::set_once();
-    tensor::TENSORS.with(|r| r.set_proto(affon_patch_dispose(JsTensor::placeholder().into())));
-    program::STATES.with(|r| r.set_proto(affon_patch_dispose(JsExecutionState::placeholder().into())));
-    let session_proto = affon_patch_dispose(JsSession::placeholder().into());
+    let guarded = |proto: JsValue, class: &str| {
+        affon_guard(&proto, class);
+        proto
+    };
+    let tensor = guarded(affon_patch_dispose(JsTensor::placeholder().into()), "Tensor");
+    tensor::TENSORS.with(|r| r.set_proto(tensor));
+    let state = guarded(
+        affon_patch_dispose(JsExecutionState::placeholder().into()),
+        "ExecutionState",
+    );
+    program::STATES.with(|r| r.set_proto(state));
+    let session_proto = guarded(affon_patch_dispose(JsSession::placeholder().into()), "Session");
     session::SESSION_PROTO.with(|p| *p.borrow_mut() = session_proto);
-    affon_patch_dispose(JsExecutable::placeholder().into());
-    program::PROGRAMS.with(|r| r.set_proto(affon_proto(JsProgram::placeholder().into())));
-    let node = affon_proto(JsNode::placeholder().into());
+    guarded(
+        affon_patch_dispose(JsExecutable::placeholder().into()),
+        "Executable",
+    );
+    let program = guarded(affon_proto(JsProgram::placeholder().into()), "Program");
+    program::PROGRAMS.with(|r| r.set_proto(program));
+    let node = guarded(affon_proto(JsNode::placeholder().into()), "ProgramNode");
     program::NODE_PROTO.with(|p| *p.borrow_mut() = node);
     let probe: JsValue = JsTelemetry::instance().into();
+    guarded(safe::prototype(&probe), "telemetry");
     let class = js_sys::Reflect::get(&probe, &"constructor".into()).unwrap_or_default();
     affon_install_hook(class, env!("CARGO_PKG_VERSION"));
 }

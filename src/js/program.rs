@@ -194,7 +194,9 @@ impl JsProgram {
     /// The plain, JSON-serialisable form; `Program.fromJSON(p.toJSON())` is exact.
     #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "ProgramJSON")]
     pub fn to_json(&self) -> JsResult<JsValue> {
-        js_sys::JSON::parse(&self.inner.borrow().to_json_string())
+        // the borrow ends before JSON.parse (the page's, if it replaced it) can call back in
+        let text = self.inner.borrow().to_json_string();
+        js_sys::JSON::parse(&text)
     }
 
     /// The program's name.

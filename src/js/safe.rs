@@ -95,13 +95,26 @@ fn unreadable(what: &str, e: JsValue) -> JsValue {
 
 /// A copy of the array `v` (its elements read once, by `Array.from`), at most `max` long.
 pub(crate) fn array(what: &str, v: &JsValue, max: u32) -> JsResult<js_sys::Array> {
+    array_within(what, v, &|n| {
+        if n > max as u64 {
+            return Err(to_js(invalid_arg!("{what}: at most {max} entries, got {n}")));
+        }
+        Ok(())
+    })
+}
+
+/// A copy of the array `v` (its elements read once, by `Array.from`), once `fits` has accepted its
+/// length (read first, and nothing else before it is copied).
+pub(crate) fn array_within(
+    what: &str,
+    v: &JsValue,
+    fits: &dyn Fn(u64) -> JsResult<()>,
+) -> JsResult<js_sys::Array> {
     let n = js_sys::Reflect::get(v, &"length".into())
         .map_err(|e| unreadable(what, e))?
         .as_f64()
         .unwrap_or(0.0);
-    if n > max as f64 {
-        return Err(to_js(invalid_arg!("{what}: at most {max} entries, got {n}")));
-    }
+    fits(n.max(0.0) as u64)?; // (a Proxy's NaN is 0, as Array.from reads it)
     array_from(v).map_err(|e| unreadable(what, e))
 }
 
@@ -121,4 +134,21 @@ pub(crate) fn entries(what: &str, v: &JsValue) -> JsResult<Vec<(String, JsValue)
 pub(crate) fn keys(what: &str, v: &JsValue) -> JsResult<Vec<String>> {
     let list = object_keys(v).map_err(|e| unreadable(what, e))?;
     Ok(list.iter().filter_map(|k| k.as_string()).collect())
+}
+
+/// `v` once it settles, when it is a promise (by its prototype chain, as `instanceof` sees it);
+/// any other value, a thenable included, as it is. The promise is adopted through the intrinsic
+/// `Promise.prototype.then` taken at load (`affon_settle`): no `then` the page put on `v`, on
+/// `Promise.prototype` or on the value it fulfils with is ever called — one that settled at once
+/// made js-sys's `JsFuture` panic, one that threw went through the wasm frames. Its rejection is
+/// the `Err` as it is (what a getter the page put on `v.constructor` throws included).
+pub(crate) async fn settle(v: JsValue) -> JsResult<JsValue> {
+    use wasm_bindgen::JsCast;
+    let fresh = super::affon_settle(&v);
+    if fresh.is_null() {
+        return Ok(v);
+    }
+    // affon_settle's fresh promise, fulfilled with { value } (no prototype, an own data field)
+    let boxed = wasm_bindgen_futures::JsFuture::from(fresh.unchecked_into::<js_sys::Promise>()).await?;
+    Ok(js_sys::Reflect::get(&boxed, &"value".into()).unwrap_or_default())
 }

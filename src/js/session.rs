@@ -261,12 +261,11 @@ impl JsSession {
         };
         let result = f.call0(&JsValue::UNDEFINED);
         super::started(async move {
-            let mut result = result;
-            if let Ok(v) = &result {
-                if let Ok(p) = v.clone().dyn_into::<js_sys::Promise>() {
-                    result = wasm_bindgen_futures::JsFuture::from(p).await;
-                }
-            }
+            // a promise is adopted without calling any `then` the page put on it (`safe::settle`)
+            let result = match result {
+                Ok(v) => super::safe::settle(v).await,
+                Err(e) => Err(e),
+            };
             let info = end();
             let result = result?;
             let out = to_value(&info)?;

@@ -41,7 +41,8 @@ impl JsSession {
     /// shape (ragged nesting is `INVALID_ARGUMENT`), a TypedArray or flat array is 1-D and a number is
     /// a scalar. For a TypedArray or a flat array the shape, the data's length and the room in the
     /// pool are checked before any of the data is copied; nested arrays are read first (their shape
-    /// is what they hold), into memory reserved fallibly (`OUT_OF_MEMORY`, never an abort).
+    /// is what they hold), into memory reserved fallibly (`OUT_OF_MEMORY`, never an abort), each
+    /// array's length checked before it is read (at most the shape's element count, or admitted).
     pub fn tensor(
         &self,
         #[wasm_bindgen(unchecked_param_type = "TensorData | NestedData | number")] data: JsValue,
@@ -56,7 +57,27 @@ impl JsSession {
             Some(args::shape("tensor: shape", &shape)?)
         };
         if data.as_f64().is_some() || data.as_bool().is_some() || args::is_nested(&data) {
-            let (inferred, values) = args::nested("tensor: data", &data)?;
+            // no dimension of the data can exceed the element count of the tensor it makes: with a
+            // shape, its count (SHAPE_MISMATCH past it, as for flat data); without one, a 1-D
+            // tensor that long must be admitted — checked before each array is read
+            let count = given.as_deref().map(crate::shape::element_count).transpose();
+            let count = count.map_err(to_js)?;
+            let admitted = std::cell::Cell::new(0);
+            let fits = |len: u64| match count {
+                Some(n) if len > n => Err(to_js(Error::ShapeMismatch(format!(
+                    "tensor: data has an array of {len} entries but shape {:?} needs {n} elements",
+                    given.as_deref().unwrap_or_default()
+                )))),
+                Some(_) => Ok(()),
+                None if len <= admitted.get() => Ok(()),
+                None => {
+                    s.admit_shape(&[usize::try_from(len).unwrap_or(usize::MAX)])
+                        .map_err(to_js)?;
+                    admitted.set(len);
+                    Ok(())
+                }
+            };
+            let (inferred, values) = args::nested("tensor: data", &data, &fits)?;
             let shape = given.unwrap_or(inferred);
             // tensor_from_f64 checks the length against the shape and admits it
             return s

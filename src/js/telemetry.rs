@@ -237,11 +237,9 @@ impl JsTelemetry {
         let thrown = std::cell::RefCell::new(None);
         let run = async |i: u64| -> crate::Result<()> {
             let r = f.call1(&JsValue::UNDEFINED, &(i as f64).into());
+            // a promise is adopted without calling any `then` the page put on it (`safe::settle`)
             let r = match r {
-                Ok(v) => match v.dyn_into::<js_sys::Promise>() {
-                    Ok(p) => wasm_bindgen_futures::JsFuture::from(p).await.map(|_| ()),
-                    Err(_) => Ok(()),
-                },
+                Ok(v) => super::safe::settle(v).await.map(drop),
                 Err(e) => Err(e),
             };
             r.map_err(|e| {

@@ -121,15 +121,20 @@ fn copy_typed<T: Copy>(what: &str, v: &JsValue, n: u64, kind: u32) -> JsResult<V
 
 /// Nested arrays of numbers/booleans (`[[1, 2], [3, 4]]`) or a plain number: their shape and the
 /// values in row-major order. Ragged nesting (siblings of different lengths or depths) is
-/// `INVALID_ARGUMENT`.
-pub(crate) fn nested(what: &str, v: &JsValue) -> JsResult<(Vec<usize>, Vec<f64>)> {
-    fn walk(
-        what: &str,
-        v: &JsValue,
-        depth: usize,
-        shape: &mut Vec<usize>,
-        out: &mut Vec<f64>,
-    ) -> JsResult<()> {
+/// `INVALID_ARGUMENT`. Each array's length is given to `fits` before the array is read: every
+/// dimension of data a tensor can hold is at most its element count, so an array of 2^30 holes is
+/// refused there, not walked.
+pub(crate) fn nested(
+    what: &str,
+    v: &JsValue,
+    fits: &dyn Fn(u64) -> JsResult<()>,
+) -> JsResult<(Vec<usize>, Vec<f64>)> {
+    struct Walk<'a> {
+        what: &'a str,
+        fits: &'a dyn Fn(u64) -> JsResult<()>,
+    }
+    fn walk(w: &Walk, v: &JsValue, depth: usize, shape: &mut Vec<usize>, out: &mut Vec<f64>) -> JsResult<()> {
+        let what = w.what;
         if !crate::js::safe::is_array(v) {
             if depth != shape.len() {
                 return Err(to_js(invalid_arg!(
@@ -146,7 +151,7 @@ pub(crate) fn nested(what: &str, v: &JsValue) -> JsResult<(Vec<usize>, Vec<f64>)
         if depth > 32 {
             return Err(to_js(invalid_arg!("{what}: nested more than 32 deep")));
         }
-        let a = crate::js::safe::array(what, v, u32::MAX)?;
+        let a = crate::js::safe::array_within(what, v, w.fits)?;
         let n = a.length() as usize;
         if depth == shape.len() {
             if !out.is_empty() {
@@ -162,17 +167,19 @@ pub(crate) fn nested(what: &str, v: &JsValue) -> JsResult<(Vec<usize>, Vec<f64>)
             )));
         }
         for x in a.iter() {
-            walk(what, &x, depth + 1, shape, out)?;
+            walk(w, &x, depth + 1, shape, out)?;
         }
         Ok(())
     }
     let (mut shape, mut out) = (vec![], vec![]);
-    walk(what, v, 0, &mut shape, &mut out)?;
+    walk(&Walk { what, fits }, v, 0, &mut shape, &mut out)?;
     Ok((shape, out))
 }
 
-/// Whether `v` is an array with an array inside (nested data).
+/// Whether `v` is an array whose first entry is an array (nested data), read without walking the
+/// rest: an array with an array further on is read as flat data, whose length is checked against
+/// its shape first, and refused at that entry (`INVALID_ARGUMENT`, as ragged nesting is).
 pub(crate) fn is_nested(v: &JsValue) -> bool {
     use crate::js::safe;
-    safe::is_array(v) && safe::array("", v, u32::MAX).is_ok_and(|a| a.iter().any(|x| safe::is_array(&x)))
+    safe::is_array(v) && js_sys::Reflect::get(v, &0.into()).is_ok_and(|x| safe::is_array(&x))
 }
