@@ -195,10 +195,73 @@ export async function freedHandles(Session, Program, telemetry, ledger) {
   s.dispose();
   return problems;
 }
+
+// A copy of a handle — an object of its prototype given its pointer, as a deep clone (lodash's
+// cloneDeep: Object.create(proto), then own properties copied) or Object.assign makes — ran as the
+// handle in wasm-bindgen's glue, and its free() freed the memory the handle still pointed at.
+export async function copiedHandles(Session, Program, ledger) {
+  const problems = [];
+  const check = (ok, what) => { if (!ok) problems.push(what); };
+  const expect = (what, code, f) => {
+    const l0 = ledger();
+    try { f(); problems.push(`${what}: no error`); } catch (e) {
+      check(e?.name === 'AffonError' && e.code === code, `${what}: ${e?.name} ${e?.code} ${e?.message}`);
+    }
+    check(ledger() === l0, `${what}: the ledger moved`);
+  };
+  const s = await Session.create({ label: 'copied-handles' });
+  const t = s.tensor(new Float32Array([1, 2, 3, 4]), [4]);
+  const Tensor = t.constructor;
+  const clone = (h) => Object.assign(Object.create(Object.getPrototypeOf(h)), h);
+  const c = clone(t);
+  check(typeof c.__wbg_ptr === 'number' && c.__wbg_ptr === t.__wbg_ptr, 'the clone carries the pointer');
+  expect('free() on a clone', 'INVALID_ARGUMENT', () => c.free());
+  expect('a method on a clone', 'INVALID_ARGUMENT', () => c.square());
+  expect('a getter on a clone', 'INVALID_ARGUMENT', () => c.shape);
+  expect('dispose() on a clone', 'INVALID_ARGUMENT', () => c.dispose());
+  expect('a clone as an argument', 'INVALID_ARGUMENT', () => t.add(c));
+  const forged = Object.create(Tensor.prototype);
+  Object.defineProperty(forged, '__wbg_ptr', { value: t.__wbg_ptr, writable: true });
+  expect('free() on a defined copy', 'INVALID_ARGUMENT', () => forged.free());
+  expect('__wrap of a live pointer', 'INVALID_ARGUMENT', () => Tensor.__wrap(t.__wbg_ptr));
+  try {
+    Object.defineProperty(Tensor.prototype, '__wbg_ptr', { value: 1 });
+    problems.push('the prototype\'s pointer accessor could be redefined');
+  } catch (e) { /* refused: it is not configurable */ }
+  // the handle itself is untouched by all of that
+  check(Array.from(await t.toArray()).join(',') === '1,2,3,4', 'the handle still reads its values');
+  check(Array.from(await t.square().toArray()).join(',') === '1,4,9,16', 'the handle still computes');
+  // a graph node's copy, as an argument to a Program method and inside an inputs object
+  const p = new Program('copied');
+  const x = p.input('x', 'float32', [4]);
+  expect('a node clone as an argument', 'INVALID_ARGUMENT', () => p.neg(clone(x)));
+  p.output('y', p.neg(x));
+  const exe = s.compile(p);
+  expect('a tensor clone in run inputs', 'INVALID_ARGUMENT', () => exe.run({ x: clone(t) }));
+  // once the handle is freed its copy stays refused, also once its pointer is another handle's
+  t.free();
+  expect('a clone of a freed handle', 'INVALID_ARGUMENT', () => c.square());
+  const batch = Array.from({ length: 32 }, () => s.ones([1]));
+  const clones = new Map(batch.map((h) => [h.__wbg_ptr, clone(h)]));
+  for (const h of batch) h.free();
+  const fresh = Array.from({ length: 256 }, () => s.ones([1]));
+  const reused = fresh.filter((h) => clones.has(h.__wbg_ptr));
+  check(reused.length > 0, 'a freed pointer was reused by one of 256 new tensors (the cases below ran)');
+  for (const h of reused) {
+    expect('a clone once its pointer is reused: free()', 'INVALID_ARGUMENT', () => clones.get(h.__wbg_ptr).free());
+    check(Array.from(await h.toArray()).join(',') === '1', 'the new owner of the pointer reads its values');
+  }
+  const ok = exe.run({ x: s.tensor(new Float32Array([1, -2, 3, -4]), [4]) }).y;
+  check(Array.from(await ok.toArray()).join(',') === '-1,2,-3,4', 'the program runs on a handle');
+  s.dispose();
+  return problems;
+}
 "#)]
 extern "C" {
     #[wasm_bindgen(js_name = everyMethod)]
     async fn every_method(session: JsValue, program: JsValue, ledger: JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = copiedHandles)]
+    async fn copied_handles(session: JsValue, program: JsValue, ledger: JsValue) -> JsValue;
     #[wasm_bindgen(js_name = freedHandles)]
     async fn freed_handles(
         session: JsValue,
@@ -252,4 +315,14 @@ async fn freed_handles_and_foreign_this_throw_affon_errors() {
     let [s, p, t] = ledger::js_classes().await;
     let problems = freed_handles(s, p, t, ledger::js_ledger()).await;
     ledger::assert_no_problems(&problems, "on freed handles");
+}
+
+/// A copy of a handle (its pointer copied onto an object of its prototype, as a deep clone does) is
+/// refused as `this` and as an argument (`INVALID_ARGUMENT`, the ledger unmoved); its `free()` no
+/// longer frees the memory the handle points at, which stays readable.
+#[wasm_bindgen_test]
+async fn copies_of_handles_are_refused() {
+    let [s, p, _] = ledger::js_classes().await;
+    let problems = copied_handles(s, p, ledger::js_ledger()).await;
+    ledger::assert_no_problems(&problems, "on copied handles");
 }
