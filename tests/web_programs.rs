@@ -1,6 +1,6 @@
 //! Programs, tidy and profile in headless Chromium on WebGPU: the shared Rust scenarios, then the
 //! JS surface exactly as API.md and the TensorFlow.js memory cases use it (the op table's own
-//! JS surface: `web/op_table_js.rs`).
+//! JS surface: `web_op_table.rs`).
 #![cfg(target_arch = "wasm32")]
 
 #[path = "shared/ledger.rs"]
@@ -12,11 +12,8 @@ mod programs;
 #[path = "shared/fusion.rs"]
 mod fusion;
 
-#[path = "web/op_table_js.rs"]
-mod op_table_js;
-
-use affon::js::JsSession;
 use affon::{Session, SessionOptions};
+use ledger::{field, js_session, nums};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
 
@@ -185,29 +182,11 @@ extern "C" {
     async fn profile_case(session: JsValue) -> JsValue;
 }
 
-fn field(o: &JsValue, k: &str) -> JsValue {
-    js_sys::Reflect::get(o, &k.into()).unwrap()
-}
-
-fn nums(v: &JsValue) -> Vec<f64> {
-    js_sys::Array::from(v)
-        .iter()
-        .map(|x| x.as_f64().unwrap_or(f64::NAN))
-        .collect()
-}
-
 fn bools(v: &JsValue) -> Vec<bool> {
     js_sys::Array::from(v)
         .iter()
         .map(|x| x.as_bool().unwrap())
         .collect()
-}
-
-async fn js_session() -> JsValue {
-    JsSession::create(JsValue::UNDEFINED)
-        .await
-        .map(JsValue::from)
-        .expect("WebGPU adapter required")
 }
 
 /// The `Program` class object, taken from a program instance's constructor.

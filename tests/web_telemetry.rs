@@ -14,6 +14,7 @@ mod diagnosis;
 
 use affon::js::JsSession;
 use affon::{PoolOptions, Session, SessionOptions};
+use ledger::{field, nums};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
 
@@ -197,17 +198,6 @@ extern "C" {
     async fn stacks(session_class: JsValue, telemetry: JsValue) -> JsValue;
     #[wasm_bindgen(js_name = jsWatch)]
     async fn js_watch(session_class: JsValue, telemetry: JsValue) -> JsValue;
-}
-
-fn field(o: &JsValue, k: &str) -> JsValue {
-    js_sys::Reflect::get(o, &k.into()).unwrap()
-}
-
-fn nums(v: &JsValue) -> Vec<f64> {
-    js_sys::Array::from(v)
-        .iter()
-        .map(|x| x.as_f64().unwrap_or(f64::NAN))
-        .collect()
 }
 
 /// The exported classes, as JS values (the same objects `pkg/affon.js` exports).

@@ -192,31 +192,35 @@ export function affon_settle(v) {
 }
 
 const OWNERSHIP = 'attempted to take ownership of Rust value while it was borrowed';
-// prototype → (an object of that prototype) => whether it is the handle wasm-bindgen made for its
-// pointer, or a freed one: the guard checks every argument of every call with it
+// A handle's mark: a private field stamped on the object wasm-bindgen made for a pointer (by its
+// `__wrap`, or by Program's constructor), holding that pointer. A private field is not copied by a
+// clone, cannot be seen or added by page code, and costs about what a property does, so an object
+// is the handle for its `__wbg_ptr` exactly when its mark holds that pointer.
+const Identity = function (o) { return o; };
+class Mark extends Identity {
+  #ptr;
+  constructor(o, p) { super(o); this.#ptr = p; }
+  static of(o) { return #ptr in o ? o.#ptr : undefined; }
+}
+let constructing = false; // set by a constructor's Rust side as it returns: the next pointer is a handle's
+export function affon_constructing() { constructing = true; }
+// prototype → (an object of that prototype) => whether it is a handle affon made, or a freed one:
+// the guard checks every argument of every call with it
 const handleChecks = new Map();
 const argumentOk = (a) => {
   if (a === null || (typeof a !== 'object' && typeof a !== 'function')) return true;
   try { const check = handleChecks.get(getProto(a)); return check === undefined || check(a); }
   catch (e) { return false; } // a Proxy whose trap throws: wasm-bindgen's instanceof would throw it
 };
-export function affon_guard(proto, cls) {
+export function affon_guard(proto, cls, constructed) {
   // Puts every method, getter and free() of an exported class behind a check of `this` and of
   // its arguments. wasm-bindgen's own code threw a plain Error ('null pointer passed to rust') for
-  // a freed handle and ran a Tensor method on a Session's pointer. A freed handle is DISPOSED
-  // (free() on it does nothing); anything else that is not the handle is INVALID_ARGUMENT.
-  //
-  // The handle is the object wasm-bindgen made for the pointer (its `__wrap` or constructor sets
-  // `__wbg_ptr` once, through the accessor defined below, which records the owner). A copy — an
-  // object of the same prototype given the pointer, as a deep clone makes one by copying own
-  // properties — would otherwise run as the handle, and its free() would free what the handle
-  // still points at (a later call on either: a use after free inside the instance).
-  const owners = new Map(); // pointer → WeakRef of its handle (an entry goes stale when it is freed)
-  const ownerOf = (p) => {
-    const r = owners.get(p), o = r === undefined ? undefined : r.deref();
-    return o !== undefined && o.__wbg_ptr === p ? o : undefined;
-  };
-  const owned = (self, p) => typeof p === 'number' && p !== 0 && ownerOf(p) === self;
+  // a freed handle and ran a Tensor method on a Session's pointer; it took any object of the
+  // class's prototype with a `__wbg_ptr` for the handle, so a copy (a deep clone copies own
+  // properties onto an object of the same prototype) ran as the handle, and its free() freed what
+  // the handle still pointed at. A freed handle is DISPOSED (free() on it does nothing); anything
+  // else that is not a handle (its mark, above, holding its pointer) is INVALID_ARGUMENT.
+  const owned = (self, p) => typeof p === 'number' && p !== 0 && Mark.of(self) === p;
   const live = (self) => {
     try { return getProto(self) === proto && owned(self, self.__wbg_ptr); } catch (e) { return false; }
   };
@@ -238,26 +242,25 @@ export function affon_guard(proto, cls) {
     define(g, 'length', { value: f.length, configurable: true });
     return g;
   };
-  const guard = (what, f) => named(function () {
+  const guard = (what, f) => named(function (...args) {
     if (!live(this)) throw refuse(this, what);
-    for (let i = 0; i < arguments.length; i++) {
-      if (!argumentOk(arguments[i])) {
+    for (let i = 0; i < args.length; i++) {
+      if (!argumentOk(args[i])) {
         throw affon_error(`${what}: argument ${i + 1} is a copy of a handle (an object given a handle's ` +
           `pointer, as a deep clone makes) or cannot be inspected, not a handle affon made`, 'INVALID_ARGUMENT');
       }
     }
-    return apply(f, this, arguments);
+    return apply(f, this, args);
   }, f);
   const free = describe(proto, 'free').value;
   const guardedFree = named(function () {
     if (freed(this)) return;
     if (!live(this)) throw refuse(this, `${cls}.free()`);
-    const p = this.__wbg_ptr;
     try { apply(free, this, []); } catch (e) {
       if (messageOf(e) !== OWNERSHIP) throw e;
       throw affon_error(`${cls}.free(): the handle is in use by a call that has not returned (free() inside ` +
         `that call's callback); it is freed, and its object released, when that call returns`, 'INVALID_ARGUMENT');
-    } finally { owners.delete(p); }
+    }
   }, free);
   for (const key of keysOf(proto)) {
     const d = describe(proto, key);
@@ -269,31 +272,29 @@ export function affon_guard(proto, cls) {
     if (d.set) d.set = guard(what, d.set);
     define(proto, key, d);
   }
-  // wasm-bindgen's `__wrap(ptr)` and constructor assign `obj.__wbg_ptr = ptr` on a fresh object:
-  // this setter records the owner (unless the pointer has a live one: then the object is a copy)
-  // and makes the pointer an own property that cannot be redefined.
-  define(proto, '__wbg_ptr', {
-    configurable: false,
-    enumerable: false,
-    get() { return undefined; },
-    set(p) {
-      if (this === proto || this === null || typeof this !== 'object') return;
-      if (typeof p === 'number' && p !== 0 && ownerOf(p) === undefined) owners.set(p, new WeakRef(this));
-      define(this, '__wbg_ptr', { value: p, writable: true, enumerable: true, configurable: false });
-    },
-  });
-  // `Class.__wrap(ptr)` from page code, for a pointer whose handle is alive, would make a second
-  // object registered for collection (collecting it frees the handle's memory): refused
+  // the objects wasm-bindgen makes: `Class.__wrap(ptr)` for a pointer from Rust...
   const ctor = describe(proto, 'constructor')?.value, wrap = ctor && describe(ctor, '__wrap');
   if (wrap && typeof wrap.value === 'function' && wrap.configurable) {
     define(ctor, '__wrap', {
       configurable: false,
       writable: false,
       value: function (p) {
-        if (ownerOf(p) !== undefined) {
-          throw affon_error(`${cls}.__wrap: that pointer has a live handle`, 'INVALID_ARGUMENT');
-        }
-        return apply(wrap.value, this, [p]);
+        constructing = false; // (a Rust-side `new` wrapped here, not by the constructor's glue)
+        const o = apply(wrap.value, this, [p]);
+        new Mark(o, p);
+        return o;
+      },
+    });
+  }
+  // ...and a constructor's `this.__wbg_ptr = ptr`, stamped only right after its Rust side returned
+  if (constructed) {
+    define(proto, '__wbg_ptr', {
+      configurable: false,
+      get() { return undefined; },
+      set(p) {
+        if (this === proto || this === null || typeof this !== 'object') return;
+        define(this, '__wbg_ptr', { value: p, writable: true, enumerable: true, configurable: true });
+        if (constructing && typeof p === 'number' && p !== 0) { constructing = false; new Mark(this, p); }
       },
     });
   }
@@ -306,7 +307,9 @@ extern "C" {
     /// Nested arrays of `shape` (no zero dims) over `flat`; the value itself for a scalar.
     pub(crate) fn affon_nest(flat: &JsValue, shape: &[f64]) -> JsValue;
     pub(crate) fn affon_install_hook(telemetry: JsValue, version: &str);
-    pub(crate) fn affon_guard(proto: &JsValue, class: &str);
+    pub(crate) fn affon_guard(proto: &JsValue, class: &str, constructed: bool);
+    /// Marks the next pointer a constructor's glue assigns as a handle's (see `affon_guard`).
+    pub(crate) fn affon_constructing();
     /// A fresh promise settling as `v` does, or null: see `safe::settle`.
     pub(crate) fn affon_settle(v: &JsValue) -> JsValue;
     #[allow(clippy::too_many_arguments)]

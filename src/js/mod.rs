@@ -37,6 +37,14 @@ thread_local! {
     static PATCHED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+/// Runs when the module is instantiated (`await init()`): the classes are patched before any page
+/// code can call a method, so even a method called on a class's prototype before the first
+/// `Session.create` or `new Program` is checked (it threw wasm-bindgen's plain `Error` before).
+#[wasm_bindgen(start)]
+fn start() {
+    install_dispose_symbols();
+}
+
 /// Installs `[Symbol.dispose]() { this.dispose() }` on every exported class with a `dispose()`,
 /// puts every class's methods, getters and `free()` behind a check of the handle (`affon_guard`:
 /// a freed handle is `DISPOSED`, a `this` that is not a handle of the class `INVALID_ARGUMENT`),
@@ -47,7 +55,7 @@ pub(crate) fn install_dispose_symbols() {
     }
     console_error_panic_hook::set_once();
     let guarded = |proto: JsValue, class: &str| {
-        affon_guard(&proto, class);
+        affon_guard(&proto, class, class == "Program"); // the one class with a constructor
         proto
     };
     let tensor = guarded(affon_patch_dispose(JsTensor::placeholder().into()), "Tensor");

@@ -163,10 +163,9 @@ impl JsProgram {
     #[wasm_bindgen(constructor)]
     pub fn new(#[wasm_bindgen(unchecked_param_type = "string")] name: JsValue) -> JsResult<JsProgram> {
         super::install_dispose_symbols();
-        Ok(JsProgram::wrap(Program::new(&args::string(
-            "new Program: name",
-            &name,
-        )?)))
+        let program = JsProgram::wrap(Program::new(&args::string("new Program: name", &name)?));
+        super::glue::affon_constructing(); // the pointer the glue assigns next is this handle's
+        Ok(program)
     }
 
     /// Loads the JSON form (an object or its string). Malformed input is `INVALID_PROGRAM`.

@@ -57,3 +57,27 @@ test('on a page that left the global alone, the hook is installed', async () => 
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+// The classes are patched when the module is instantiated (wasm-bindgen's start function), so a
+// method called on something that is not a handle before the first Session or Program is an
+// AffonError too; before, it was wasm-bindgen's plain Error until Session.create or new Program ran.
+test('before any Session or Program, a method on something not a handle is an AffonError', async () => {
+  const { page, errors } = await open(env, '/tests/browser/fixtures/blank.html');
+  const out = await page.evaluate(async () => {
+    const { default: init, Tensor, Session, Executable, ProgramNode } = await import('/pkg/affon.js');
+    await init();
+    const code = (f) => { try { f(); return 'no error'; } catch (e) { return `${e?.name} ${e?.code}`; } };
+    return {
+      square: code(() => Tensor.prototype.square.call({})),
+      shape: code(() => Object.getOwnPropertyDescriptor(Tensor.prototype, 'shape').get.call({})),
+      memory: code(() => Session.prototype.memory.call(Object.create(Session.prototype))),
+      run: code(() => Executable.prototype.run.call(5, {})),
+      free: code(() => ProgramNode.prototype.free.call({})),
+      hook: typeof globalThis.__AFFON_DEVTOOLS_HOOK__?.snapshot,
+    };
+  });
+  const refused = 'AffonError INVALID_ARGUMENT';
+  assert.deepEqual(out, { square: refused, shape: refused, memory: refused, run: refused, free: refused, hook: 'function' });
+  assert.deepEqual(errors, []);
+  await page.close();
+});

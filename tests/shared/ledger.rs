@@ -92,6 +92,30 @@ pub async fn js_classes() -> [wasm_bindgen::JsValue; 3] {
     [s, p, t].map(|v| js_sys::Reflect::get(&v, &"constructor".into()).unwrap())
 }
 
+/// `o[k]` (the inline JS tests' results are plain objects).
+#[cfg(target_arch = "wasm32")]
+pub fn field(o: &wasm_bindgen::JsValue, k: &str) -> wasm_bindgen::JsValue {
+    js_sys::Reflect::get(o, &k.into()).unwrap()
+}
+
+/// A JS array (or typed array) of numbers; NaN for an entry that is not one.
+#[cfg(target_arch = "wasm32")]
+pub fn nums(v: &wasm_bindgen::JsValue) -> Vec<f64> {
+    js_sys::Array::from(v)
+        .iter()
+        .map(|x| x.as_f64().unwrap_or(f64::NAN))
+        .collect()
+}
+
+/// A JS `Session` handle with the default options.
+#[cfg(target_arch = "wasm32")]
+pub async fn js_session() -> wasm_bindgen::JsValue {
+    affon::js::JsSession::create(wasm_bindgen::JsValue::UNDEFINED)
+        .await
+        .map(wasm_bindgen::JsValue::from)
+        .expect("WebGPU adapter required")
+}
+
 /// Fails with every entry of the JS array `problems` (an inline JS test's findings), if any.
 #[cfg(target_arch = "wasm32")]
 pub fn assert_no_problems(problems: &wasm_bindgen::JsValue, context: &str) {
