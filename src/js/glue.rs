@@ -220,21 +220,26 @@ export function affon_guard(proto, cls, constructed) {
   // properties onto an object of the same prototype) ran as the handle, and its free() freed what
   // the handle still pointed at. A freed handle is DISPOSED (free() on it does nothing); anything
   // else that is not a handle (its mark, above, holding its pointer) is INVALID_ARGUMENT.
-  const owned = (self, p) => typeof p === 'number' && p !== 0 && Mark.of(self) === p;
-  const live = (self) => {
-    try { return getProto(self) === proto && owned(self, self.__wbg_ptr); } catch (e) { return false; }
+  // what `self` is to this class: 'live' (the handle its mark names), 'freed' (pointer 0), 'copy'
+  // (another object given a pointer) or 'other' (not of this class, or unreadable)
+  const kind = (self) => {
+    try {
+      if (getProto(self) !== proto) return 'other';
+      const p = self.__wbg_ptr;
+      if (p === 0) return 'freed';
+      if (typeof p !== 'number') return 'other';
+      return Mark.of(self) === p ? 'live' : 'copy';
+    } catch (e) { return 'other'; }
   };
-  const freed = (self) => { try { return getProto(self) === proto && self.__wbg_ptr === 0; } catch (e) { return false; } };
-  const copied = (self) => {
-    try { const p = self.__wbg_ptr; return getProto(self) === proto && typeof p === 'number' && p !== 0; }
-    catch (e) { return false; }
+  const refuse = (self, what) => {
+    const k = kind(self);
+    return k === 'freed'
+      ? affon_error(`${what}: this ${cls} handle has been freed (free()): it can no longer be used`, 'DISPOSED')
+      : k === 'copy'
+        ? affon_error(`${what}: called on a copy of a ${cls} handle (an object given its pointer, as a deep ` +
+          `clone makes), not on the handle: use the handle itself`, 'INVALID_ARGUMENT')
+        : affon_error(`${what}: called on something that is not a ${cls}`, 'INVALID_ARGUMENT');
   };
-  const refuse = (self, what) => freed(self)
-    ? affon_error(`${what}: this ${cls} handle has been freed (free()): it can no longer be used`, 'DISPOSED')
-    : copied(self)
-      ? affon_error(`${what}: called on a copy of a ${cls} handle (an object given its pointer, as a deep ` +
-        `clone makes), not on the handle: use the handle itself`, 'INVALID_ARGUMENT')
-      : affon_error(`${what}: called on something that is not a ${cls}`, 'INVALID_ARGUMENT');
   // named `__wbg_checked add` and so on: a stack captured for a tensor's origin leaves the frame
   // out with wasm-bindgen's own (platform::capture_stack)
   const named = (g, f) => {
@@ -243,7 +248,7 @@ export function affon_guard(proto, cls, constructed) {
     return g;
   };
   const guard = (what, f) => named(function (...args) {
-    if (!live(this)) throw refuse(this, what);
+    if (kind(this) !== 'live') throw refuse(this, what);
     for (let i = 0; i < args.length; i++) {
       if (!argumentOk(args[i])) {
         throw affon_error(`${what}: argument ${i + 1} is a copy of a handle (an object given a handle's ` +
@@ -254,8 +259,9 @@ export function affon_guard(proto, cls, constructed) {
   }, f);
   const free = describe(proto, 'free').value;
   const guardedFree = named(function () {
-    if (freed(this)) return;
-    if (!live(this)) throw refuse(this, `${cls}.free()`);
+    const k = kind(this);
+    if (k === 'freed') return;
+    if (k !== 'live') throw refuse(this, `${cls}.free()`);
     try { apply(free, this, []); } catch (e) {
       if (messageOf(e) !== OWNERSHIP) throw e;
       throw affon_error(`${cls}.free(): the handle is in use by a call that has not returned (free() inside ` +
@@ -298,7 +304,7 @@ export function affon_guard(proto, cls, constructed) {
       },
     });
   }
-  handleChecks.set(proto, (a) => { const p = a.__wbg_ptr; return p === 0 || owned(a, p); });
+  handleChecks.set(proto, (a) => { const k = kind(a); return k === 'live' || k === 'freed'; });
 }
 "#)]
 extern "C" {

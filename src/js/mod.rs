@@ -40,6 +40,9 @@ thread_local! {
 /// Runs when the module is instantiated (`await init()`): the classes are patched before any page
 /// code can call a method, so even a method called on a class's prototype before the first
 /// `Session.create` or `new Program` is checked (it threw wasm-bindgen's plain `Error` before).
+/// `Session.create`, `new Program` and `Program.fromJSON` still patch them (once) first: a host
+/// that does not run wasm-bindgen's start function — wasm-bindgen-test's harness does not — would
+/// otherwise get unpatched classes and registries that recognise no handle.
 #[wasm_bindgen(start)]
 fn start() {
     install_dispose_symbols();

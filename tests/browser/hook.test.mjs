@@ -64,10 +64,20 @@ test('on a page that left the global alone, the hook is installed', async () => 
 test('before any Session or Program, a method on something not a handle is an AffonError', async () => {
   const { page, errors } = await open(env, '/tests/browser/fixtures/blank.html');
   const out = await page.evaluate(async () => {
-    const { default: init, Tensor, Session, Executable, ProgramNode } = await import('/pkg/affon.js');
+    const { default: init, Tensor, Session, Executable, ProgramNode, telemetry } = await import('/pkg/affon.js');
     await init();
-    const code = (f) => { try { f(); return 'no error'; } catch (e) { return `${e?.name} ${e?.code}`; } };
+    // every compute.storage / compute.memory record, as the wasm tests' ledger() reads it
+    const ledger = () => JSON.stringify(telemetry.metrics()
+      .filter((r) => r.scope === 'compute.storage' || r.scope === 'compute.memory')
+      .map((r) => [r.scope, r.name, JSON.stringify(r.labels ?? {}), r.value]).sort());
+    const moved = [];
+    const code = (f) => {
+      const l0 = ledger();
+      try { f(); return 'no error'; } catch (e) { return `${e?.name} ${e?.code}`; }
+      finally { if (ledger() !== l0) moved.push(String(f)); }
+    };
     return {
+      moved,
       square: code(() => Tensor.prototype.square.call({})),
       shape: code(() => Object.getOwnPropertyDescriptor(Tensor.prototype, 'shape').get.call({})),
       memory: code(() => Session.prototype.memory.call(Object.create(Session.prototype))),
@@ -77,7 +87,8 @@ test('before any Session or Program, a method on something not a handle is an Af
     };
   });
   const refused = 'AffonError INVALID_ARGUMENT';
-  assert.deepEqual(out, { square: refused, shape: refused, memory: refused, run: refused, free: refused, hook: 'function' });
+  assert.deepEqual(out, { moved: [], square: refused, shape: refused, memory: refused, run: refused, free: refused,
+    hook: 'function' });
   assert.deepEqual(errors, []);
   await page.close();
 });
