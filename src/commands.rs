@@ -5,6 +5,14 @@
 //! compute pass — and submitted at a readback, a `sync()`, an upload, a threshold of
 //! [`BATCH_DISPATCHES`], or (in the browser) when the calling task yields.
 //!
+//! Each dispatch's parameters are recorded with it; at submission the batch's parameters are
+//! written into the session's parameter ring in one queue write, each dispatch's at an offset
+//! aligned to the device's `minStorageBufferOffsetAlignment`, which the dispatch binds as its
+//! bind group's dynamic offset (`kernels/bindings.rs`). A queue write runs after every submission
+//! made before it, so the ring is rewritten from its start for every submission; a batch whose
+//! parameters do not fit the ring is submitted in as many command buffers as it takes, each
+//! after its own write ([`slots`]).
+//!
 //! Buffers the pool destroys while a batch that uses them is pending are destroyed right after
 //! the batch is submitted (WebGPU lets submitted work finish with a destroyed buffer; it rejects
 //! new work on one).
@@ -23,6 +31,10 @@ pub(crate) enum Cmd {
         pipeline: wgpu::ComputePipeline,
         bind: wgpu::BindGroup,
         groups: (u32, u32, u32),
+        /// The parameter ring the bind group binds, and where the parameters are in the list's
+        /// words (`start, len`).
+        ring: wgpu::Buffer,
+        params: (usize, usize),
     },
     Copy {
         src: wgpu::Buffer,
@@ -55,21 +67,27 @@ pub(crate) enum Effect<B = wgpu::Buffer, T = wgpu::TextureView> {
 pub(crate) struct Commands {
     cmds: Vec<Cmd>,
     effects: Vec<Effect>,
+    /// The dispatches' parameters, one after another.
+    words: Vec<u32>,
 }
 
 impl Commands {
-    /// Records a dispatch.
+    /// Records a dispatch whose bind group binds `ring` for its parameters, `params`.
     pub(crate) fn dispatch(
         &mut self,
         pipeline: &wgpu::ComputePipeline,
         bind: wgpu::BindGroup,
+        (ring, params): (&wgpu::Buffer, &[u32]),
         groups: (u32, u32, u32),
     ) {
         self.cmds.push(Cmd::Dispatch {
             pipeline: pipeline.clone(),
             bind,
             groups,
+            ring: ring.clone(),
+            params: (self.words.len(), params.len()),
         });
+        self.words.extend_from_slice(params);
     }
 
     /// Records a copy of `bytes` from the start of `src` to the start of `dst` (offsets are 0:
@@ -129,6 +147,8 @@ impl Commands {
 /// A session's batch: commands of completed calls not yet submitted, and buffers whose
 /// destruction waits for the batch.
 pub(crate) struct Pending {
+    /// The device's `min_storage_buffer_offset_alignment`.
+    align: usize,
     state: Mutex<Batch>,
     /// Commands pending (read without the lock by [`Graveyard`]).
     queued: Shared<AtomicUsize>,
@@ -138,6 +158,7 @@ pub(crate) struct Pending {
 #[derive(Default)]
 struct Batch {
     cmds: Vec<Cmd>,
+    words: Vec<u32>,
     dispatches: usize,
 }
 
@@ -163,8 +184,10 @@ impl Graveyard {
 }
 
 impl Pending {
-    pub(crate) fn new() -> Pending {
+    /// An empty batch for a device whose storage-buffer offsets align to `align` bytes.
+    pub(crate) fn new(align: u64) -> Pending {
         Pending {
+            align: align.max(4) as usize,
             state: Mutex::new(Batch::default()),
             queued: Shared::new(AtomicUsize::new(0)),
             graveyard: Shared::new(Mutex::new(Vec::new())),
@@ -183,7 +206,14 @@ impl Pending {
     pub(crate) fn append(&self, c: Commands) -> bool {
         let mut b = self.state.lock().unwrap_or_else(|p| p.into_inner());
         b.dispatches += c.dispatches();
-        b.cmds.extend(c.cmds);
+        let shift = b.words.len();
+        b.cmds.extend(c.cmds.into_iter().map(|mut cmd| {
+            if let Cmd::Dispatch { params, .. } = &mut cmd {
+                params.0 += shift;
+            }
+            cmd
+        }));
+        b.words.extend(c.words);
         self.queued.store(b.cmds.len(), Ordering::SeqCst);
         b.dispatches >= BATCH_DISPATCHES
     }
@@ -195,28 +225,91 @@ impl Pending {
     }
 
     /// Encodes and submits the batch (if any), then destroys the buffers that waited for it.
-    /// Returns whether anything was submitted.
-    pub(crate) fn submit(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> bool {
+    /// Returns how many command buffers were submitted: one, or more when the batch's parameters
+    /// did not fit the ring at once; 0 when nothing was pending.
+    pub(crate) fn submit(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> usize {
         // Held through `queue.submit`: batches reach the queue in the order they were appended
         // (a readback's copy is submitted before any thread can map its staging buffer).
         let mut b = self.state.lock().unwrap_or_else(|p| p.into_inner());
         b.dispatches = 0;
         let cmds = std::mem::take(&mut b.cmds);
-        let submitted = !cmds.is_empty();
-        if submitted {
-            queue.submit([encode(device, &cmds)]);
+        let words = std::mem::take(&mut b.words);
+        let ring = cmds.iter().find_map(|c| match c {
+            Cmd::Dispatch { ring, .. } => Some(ring.clone()),
+            _ => None,
+        });
+        let capacity = ring.as_ref().map_or(0, |r| r.size() as usize);
+        let sizes = cmds.iter().map(|c| match c {
+            Cmd::Dispatch { params, .. } => Some(params.1.max(1) * 4),
+            _ => None,
+        });
+        let (offsets, starts) = slots(sizes, self.align, capacity);
+        let mut staged = Vec::new();
+        for (k, &start) in starts.iter().enumerate() {
+            let end = starts.get(k + 1).copied().unwrap_or(cmds.len());
+            if let Some(ring) = &ring {
+                staged.clear();
+                for (c, &at) in cmds[start..end].iter().zip(&offsets[start..end]) {
+                    if let Cmd::Dispatch {
+                        params: (w, n),
+                        ring: r,
+                        ..
+                    } = c
+                    {
+                        debug_assert!(r == ring, "one parameter ring a session");
+                        staged.resize(at, 0);
+                        staged.extend_from_slice(bytemuck::cast_slice(&words[*w..w + n]));
+                    }
+                }
+                if !staged.is_empty() {
+                    queue.write_buffer(ring, 0, &staged);
+                }
+            }
+            queue.submit([encode(device, &cmds[start..end], &offsets[start..end])]);
         }
         let mut dead = self.graveyard.lock().unwrap_or_else(|p| p.into_inner());
         self.queued.store(0, Ordering::SeqCst);
         for buffer in dead.drain(..) {
             buffer.destroy();
         }
-        submitted
+        starts.len()
     }
 }
 
-/// One command buffer: runs of dispatches share a compute pass; copies and clears go between.
-fn encode(device: &wgpu::Device, cmds: &[Cmd]) -> wgpu::CommandBuffer {
+/// Where each command's parameters go in the ring (`sizes`: a dispatch's parameter bytes, `None`
+/// for a copy or a clear), each dispatch's at the next offset aligned to `align`, and the indices
+/// at which the batch starts a new submission because the next dispatch's parameters would pass
+/// `capacity` bytes (its offsets then start again at 0). One submission for a batch that fits;
+/// none for an empty batch.
+pub(crate) fn slots(
+    sizes: impl Iterator<Item = Option<usize>>,
+    align: usize,
+    capacity: usize,
+) -> (Vec<usize>, Vec<usize>) {
+    let (mut offsets, mut starts) = (Vec::new(), Vec::new());
+    let mut used = 0usize;
+    for (i, size) in sizes.enumerate() {
+        if i == 0 {
+            starts.push(0);
+        }
+        let Some(size) = size else {
+            offsets.push(0);
+            continue;
+        };
+        let mut at = used.div_ceil(align) * align;
+        if at + size > capacity && used > 0 {
+            starts.push(i);
+            at = 0;
+        }
+        offsets.push(at);
+        used = at + size;
+    }
+    (offsets, starts)
+}
+
+/// One command buffer: runs of dispatches share a compute pass, each binding its parameters at
+/// its offset in the ring; copies and clears go between.
+fn encode(device: &wgpu::Device, cmds: &[Cmd], offsets: &[usize]) -> wgpu::CommandBuffer {
     let mut enc = device.create_command_encoder(&Default::default());
     let mut i = 0;
     while i < cmds.len() {
@@ -228,13 +321,14 @@ fn encode(device: &wgpu::Device, cmds: &[Cmd]) -> wgpu::CommandBuffer {
                     pipeline,
                     bind,
                     groups,
+                    ..
                 }) = cmds.get(i)
                 {
                     if last != Some(pipeline) {
                         pass.set_pipeline(pipeline);
                         last = Some(pipeline);
                     }
-                    pass.set_bind_group(0, bind, &[]);
+                    pass.set_bind_group(0, bind, &[offsets[i] as u32]);
                     pass.dispatch_workgroups(groups.0, groups.1, groups.2);
                     i += 1;
                 }
@@ -250,4 +344,34 @@ fn encode(device: &wgpu::Device, cmds: &[Cmd]) -> wgpu::CommandBuffer {
         }
     }
     enc.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slots;
+
+    #[test]
+    fn parameters_take_aligned_slots_and_split_the_batch_when_the_ring_is_full() {
+        // three dispatches of 12, 4 and 300 bytes, a copy between: 256-byte slots
+        let sizes = [Some(12), Some(4), None, Some(300)];
+        assert_eq!(
+            slots(sizes.into_iter(), 256, 1024),
+            (vec![0, 256, 0, 512], vec![0])
+        );
+        // a 768-byte ring holds the first two; the third starts a second submission at 0
+        assert_eq!(
+            slots(sizes.into_iter(), 256, 768),
+            (vec![0, 256, 0, 0], vec![0, 3])
+        );
+        // 16-byte alignment packs them
+        assert_eq!(slots(sizes.into_iter(), 16, 1024).0, vec![0, 16, 0, 32]);
+        // a batch of copies only: one submission, no parameters; an empty batch: none
+        assert_eq!(slots([None].into_iter(), 256, 0), (vec![0], vec![0]));
+        assert_eq!(slots(std::iter::empty(), 256, 0), (vec![], vec![]));
+        // 1,000 one-word dispatches in a 64 KiB ring at 256 bytes: 256 a submission
+        let (offsets, starts) = slots(std::iter::repeat_n(Some(4), 1000), 256, 65536);
+        assert_eq!(starts, vec![0, 256, 512, 768]);
+        assert_eq!(offsets[255], 65280);
+        assert_eq!(offsets[256], 0);
+    }
 }

@@ -147,6 +147,7 @@ impl Gpu {
             *sink.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
             count.fetch_add(1, Ordering::SeqCst);
         }));
+        let align = device.limits().min_storage_buffer_offset_alignment as u64;
         Ok(Gpu {
             device,
             queue,
@@ -154,7 +155,7 @@ impl Gpu {
             lost,
             last_error,
             errors,
-            pending: Pending::new(),
+            pending: Pending::new(align),
             staging: Staging::default(),
             queued: AtomicU64::new(0),
             done: AtomicU64::new(0),
@@ -222,8 +223,11 @@ impl Gpu {
         self.check()?;
         let lent = self.staging.lend(&self.device, bytes, ledger);
         match self.read_through(buffer, bytes, lent.buffer(), f).await {
-            Ok(words) => {
+            Ok((words, submits)) => {
                 lent.give_back(true);
+                // the pending batch and the copy to the staging buffer (more than one command
+                // buffer only when the batch's parameters overflowed the ring)
+                (0..submits).for_each(|_| ledger.count(crate::accounting::Exec::Submit));
                 Ok(words)
             }
             // a device error reported at this readback: the buffer was unmapped, sound
@@ -242,12 +246,12 @@ impl Gpu {
         bytes: u64,
         staging: &wgpu::Buffer,
         f: impl FnOnce(&wgpu::BufferView) -> R,
-    ) -> Result<R> {
+    ) -> Result<(R, usize)> {
         // The copy joins the pending batch: one submission runs the batch and the copy.
         let mut c = Commands::default();
         c.copy_buffer_to_buffer(buffer, 0, staging, 0, bytes);
         self.pending.append(c);
-        self.flush();
+        let submits = self.flush();
         let queued = self.queued.load(Ordering::SeqCst);
         let (tx, rx) = futures_channel::oneshot::channel();
         staging.slice(..bytes).map_async(wgpu::MapMode::Read, move |r| {
@@ -274,21 +278,23 @@ impl Gpu {
             f(&view)
         };
         staging.unmap();
-        Ok(words)
+        Ok((words, submits))
     }
 
-    /// Submits the pending batch, if any; true when something was submitted.
-    pub(crate) fn flush(&self) -> bool {
+    /// Submits the pending batch, if any; returns the command buffers submitted (see
+    /// `Pending::submit`).
+    pub(crate) fn flush(&self) -> usize {
         let submitted = self.pending.submit(&self.device, &self.queue);
-        if submitted {
+        if submitted > 0 {
             self.queued.fetch_add(1, Ordering::SeqCst);
         }
         submitted
     }
 
     /// Writes `data` at the start of `buffer`, after the pending batch (a queue write runs
-    /// before any later submission, so pending commands that read the buffer go first).
-    pub(crate) fn write_buffer(&self, buffer: &wgpu::Buffer, data: &[u8]) -> bool {
+    /// before any later submission, so pending commands that read the buffer go first); returns
+    /// the command buffers the batch took.
+    pub(crate) fn write_buffer(&self, buffer: &wgpu::Buffer, data: &[u8]) -> usize {
         let submitted = self.flush();
         self.queue.write_buffer(buffer, 0, data);
         self.queued.fetch_add(1, Ordering::SeqCst);

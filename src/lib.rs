@@ -60,7 +60,7 @@ pub use device::AdapterIdentity;
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use executable::{Executable, MemoryPlan, MAX_SPECIALISATIONS};
-pub use kernels::MAX_PIPELINES;
+pub use kernels::{MAX_PIPELINES, RING_BYTES};
 pub use ops::Op;
 pub use pool::{PoolConfig, PoolOptions, SizeClasses};
 pub use program::Program;

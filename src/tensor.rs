@@ -309,7 +309,6 @@ impl Tensor {
             .read_with(&buffer, self.core.byte_length, &s.ledger, f)
             .await?;
         crate::idle::arm(s); // the staging buffer kept for the next readback
-        s.ledger.count(Exec::Submit); // the pending batch and the copy to the staging buffer
         s.ledger.count(Exec::Download(self.core.byte_length));
         s.ledger.count(Exec::Sync);
         if crate::trace::enabled() {

@@ -130,8 +130,8 @@ fn unchanged_operands_skip_their_texture_fills() {
 }
 
 #[test]
-fn parameter_buffers_are_counted() {
-    block_on(common::batch::parameter_buffers_are_counted(session(None)));
+fn parameters_live_in_one_counted_ring() {
+    block_on(common::batch::parameters_live_in_one_counted_ring(session(None)));
 }
 
 #[test]

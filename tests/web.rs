@@ -140,8 +140,8 @@ async fn unchanged_operands_skip_their_texture_fills() {
 }
 
 #[wasm_bindgen_test]
-async fn parameter_buffers_are_counted() {
-    common::batch::parameter_buffers_are_counted(session().await).await;
+async fn parameters_live_in_one_counted_ring() {
+    common::batch::parameters_live_in_one_counted_ring(session().await).await;
 }
 
 #[wasm_bindgen_test]

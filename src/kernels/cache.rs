@@ -1,16 +1,18 @@
-//! What recording reuses across calls: compute pipelines by `(kernel, specialisation)`, parameter
-//! buffers by content, and bind groups by `(pipeline, buffers)`. A warm program run or a tidy
-//! loop of eager ops therefore creates no pipeline, no buffer and no bind group — no per-dispatch
-//! object for the WebGPU bindings to leave on the JS heap.
+//! What recording reuses across calls: compute pipelines by `(kernel, specialisation)`, the
+//! parameter ring, and bind groups by `(pipeline, buffers)`. A bind group binds the ring for its
+//! kernel's parameters, which each dispatch reads at its own dynamic offset (`bindings.rs`,
+//! `commands.rs`), so a warm program run or a tidy loop of eager ops creates no pipeline, no
+//! buffer and no bind group — no per-dispatch object for the WebGPU bindings to leave on the JS
+//! heap — and neither does a loop whose parameters change every call.
 //!
-//! All three are bounded LRU caches. A bind group holds its buffers' handles: a buffer the pool
-//! destroys keeps only its (memory-less) handle alive in an entry until that entry is evicted,
-//! and it is never looked up again (the pool never hands a destroyed buffer out).
+//! Pipelines and bind groups are bounded LRU caches. A bind group holds its buffers' handles: a
+//! buffer the pool destroys keeps only its (memory-less) handle alive in an entry until that
+//! entry is evicted, and it is never looked up again (the pool never hands a destroyed buffer out).
 //!
-//! Parameter buffers are counted in `compute.memory/param_bytes` and `param_buffers`: the
-//! buffers a call makes (and the ones its lookups evict) reach the ledger when the call succeeds
-//! ([`KernelCache::settle`], from `commit`), so a failed call moves no record; a failed
-//! call's buffers stay cached and are counted by the next call that succeeds. The operand
+//! The parameter ring ([`RING_BYTES`], made at a session's first dispatch) is counted in
+//! `compute.memory/param_bytes` and `param_buffers` when the call that made it succeeds
+//! ([`KernelCache::settle`], from `commit`), so a failed call moves no record; a ring made by a
+//! failed call stays and is counted by the next call that succeeds. The operand
 //! textures of the CPU matmul's texture form (`operand_tex.rs`) are cached and counted the same
 //! way, in `compute.memory/texture_bytes` and `textures`.
 
@@ -19,8 +21,6 @@ use std::hash::Hash;
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-
-use wgpu::util::DeviceExt;
 
 use crate::accounting::{Exec, Ledger};
 use crate::commands::Effect;
@@ -31,8 +31,10 @@ use super::operand_tex;
 /// `compute.execution/pipeline_cache_evictions`).
 pub const MAX_PIPELINES: usize = 256;
 
-/// Parameter buffers a session keeps (each a few dozen bytes).
-const MAX_PARAMS: usize = 1024;
+/// Bytes of a session's parameter ring: 256 dispatches a submission at WebGPU's default offset
+/// alignment (256 bytes), far more where the device aligns finer (a batch is submitted at 64
+/// dispatches unless one call records more).
+pub const RING_BYTES: u64 = 64 << 10;
 
 /// Bind groups a session keeps.
 const MAX_BIND_GROUPS: usize = 2048;
@@ -57,7 +59,7 @@ struct OperandTexture {
 /// Pipelines, parameter buffers, operand textures and bind groups of one session.
 pub(crate) struct KernelCache {
     pipelines: Mutex<lru::LruCache<(&'static str, String), wgpu::ComputePipeline>>,
-    params: Mutex<Settled<Vec<u32>, wgpu::Buffer>>,
+    ring: Mutex<Settled<(), wgpu::Buffer>>,
     textures: Mutex<Settled<operand_tex::Key, OperandTexture>>,
     binds: Mutex<lru::LruCache<BindKey, wgpu::BindGroup>>,
     ledger: Arc<Ledger>,
@@ -79,7 +81,7 @@ impl KernelCache {
     pub(crate) fn new(ledger: Arc<Ledger>, device_errors: Arc<AtomicU64>) -> KernelCache {
         KernelCache {
             pipelines: Mutex::new(lru(MAX_PIPELINES)),
-            params: Mutex::new(Settled::new(MAX_PARAMS)),
+            ring: Mutex::new(Settled::new(1)),
             textures: Mutex::new(Settled::new(operand_tex::MAX_TEXTURES)),
             binds: Mutex::new(lru(MAX_BIND_GROUPS)),
             ledger,
@@ -100,18 +102,7 @@ impl KernelCache {
         if let Some(p) = map.get(&k) {
             return p.clone();
         }
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(kernel),
-            source: wgpu::ShaderSource::Wgsl(source().into()),
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(kernel),
-            layout: None,
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
+        let pipeline = super::bindings::pipeline(device, kernel, source());
         match map.push(k, pipeline.clone()) {
             Some(_) => self.ledger.count(Exec::PipelineEviction),
             None => self.ledger.count(Exec::Pipelines(1)),
@@ -119,24 +110,20 @@ impl KernelCache {
         pipeline
     }
 
-    /// A read-only storage buffer holding `words` (never written after creation, so shared by
-    /// every dispatch with the same parameters).
-    pub(crate) fn params(&self, device: &wgpu::Device, words: &[u32]) -> wgpu::Buffer {
-        let mut p = lock(&self.params);
-        if let Some(b) = p.get(words) {
+    /// The session's parameter ring, made on first use: a storage buffer every batch writes its
+    /// dispatches' parameters into just before it is submitted (`commands.rs`).
+    pub(crate) fn ring(&self, device: &wgpu::Device) -> wgpu::Buffer {
+        let mut r = lock(&self.ring);
+        if let Some(b) = r.get(&()) {
             return b;
         }
-        let b = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        let b = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("affon params"),
-            contents: bytemuck::cast_slice(words),
-            usage: wgpu::BufferUsages::STORAGE,
+            size: RING_BYTES,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
         });
-        // The cached bind groups that bind an evicted buffer go too, so the device frees it with
-        // the last of those.
-        if let Some(old) = p.insert(words.to_vec(), b.clone(), b.size()) {
-            drop(p);
-            self.forget_binds(|k| k.buffers.iter().any(|(b, _)| *b == old));
-        }
+        r.insert((), b.clone(), RING_BYTES);
         b
     }
 
@@ -195,7 +182,7 @@ impl KernelCache {
     }
 
     /// A call succeeded with `effects` (its commands', in order, now appended to the batch): each
-    /// operand texture learns which buffer it holds after them; the parameter buffers and operand
+    /// operand texture learns which buffer it holds after them; the parameter ring and operand
     /// textures made and evicted since the last call that succeeded reach the ledger.
     pub(crate) fn settle(&self, effects: &[Effect]) {
         if !effects.is_empty() {
@@ -203,7 +190,7 @@ impl KernelCache {
                 t.holds = operand_tex::holds_after(t.holds.take(), &t.view, effects);
             }
         }
-        let (bytes, buffers) = lock(&self.params).settle();
+        let (bytes, buffers) = lock(&self.ring).settle();
         if bytes != 0 || buffers != 0 {
             self.ledger.params_changed(bytes, buffers);
         }
@@ -224,11 +211,11 @@ impl KernelCache {
         bytes as u64
     }
 
-    /// The session is disposed or its device lost: no call will record again. Drops every
-    /// parameter buffer, operand texture and bind group (the pending batch, already submitted,
-    /// keeps what it uses) and counts them out.
+    /// The session is disposed or its device lost: no call will record again. Drops the
+    /// parameter ring, every operand texture and bind group (the pending batch, already
+    /// submitted, keeps what it uses) and counts them out.
     pub(crate) fn release(&self) {
-        let (bytes, buffers) = lock(&self.params).clear();
+        let (bytes, buffers) = lock(&self.ring).clear();
         self.ledger.params_changed(-bytes, -buffers);
         let (bytes, textures) = lock(&self.textures).clear();
         self.ledger.textures_changed(-bytes, -textures);
@@ -297,7 +284,7 @@ impl Drop for KernelCache {
 }
 
 /// A bounded cache of device objects whose bytes and count reach the ledger only when the call
-/// that made them succeeds: the kernel cache's parameter buffers and operand textures. Objects made (and evicted) since the last successful call are *unsettled*: held
+/// that made them succeeds: the kernel cache's parameter ring and operand textures. Objects made (and evicted) since the last successful call are *unsettled*: held
 /// here, not yet counted; [`Settled::settle`] hands their total to the caller for the ledger, so a
 /// failed call moves no record and its objects are counted by the next call that succeeds.
 /// Least recently used first out; each value is held with its bytes.

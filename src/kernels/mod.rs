@@ -6,6 +6,7 @@
 //! `array<u32>` of parameters, `@binding(2..)` the inputs. Every dtype is one 32-bit word per element;
 //! kernels `bitcast` to the element type `T` the host prepends (`alias T = f32;`).
 
+mod bindings;
 mod cache;
 mod conv;
 mod depthwise;
@@ -25,7 +26,7 @@ mod vector;
 mod window;
 
 pub(crate) use cache::KernelCache;
-pub use cache::MAX_PIPELINES;
+pub use cache::{MAX_PIPELINES, RING_BYTES};
 pub(crate) use matmul_cpu::min_workgroups;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 pub(crate) use operand_tex::holds_after;
@@ -217,7 +218,8 @@ pub(crate) fn fixed_params(source: &str, n: usize) -> String {
 }
 
 /// Records one dispatch: output, parameters, inputs (each with its element count), workgroups
-/// `(x, y, z)`. Parameter buffers and bind groups come from the session's cache.
+/// `(x, y, z)`. The bind group comes from the session's cache and binds the parameter ring, where
+/// the batch writes `params` before it is submitted (`commands.rs`).
 pub(crate) fn dispatch(
     ctx: &Ctx,
     enc: &mut Commands,
@@ -242,18 +244,28 @@ pub(crate) fn dispatch_with(
     inputs: &[(&wgpu::Buffer, u64)],
     groups: (u32, u32, u32),
 ) {
-    let params = ctx.cache.params(ctx.device, params);
+    let ring = ctx.cache.ring(ctx.device);
     let mut buffers: Vec<(&wgpu::Buffer, u64)> = Vec::with_capacity(2 + inputs.len());
     buffers.push((out.0, out.1.max(1) * 4));
-    buffers.push((&params, params.size()));
+    buffers.push((&ring, params_bytes(params)));
     buffers.extend(inputs.iter().map(|&(b, words)| (b, words.max(1) * 4)));
     let bind = ctx.cache.bind_group(ctx.device, pipeline, views, &buffers);
-    enc.dispatch(pipeline, bind, groups);
+    enc.dispatch(pipeline, bind, (&ring, params), groups);
     // which bindings a kernel writes is its own: every buffer it binds counts as written
     if ctx.texture_cap > 0 {
         enc.touch(out.0);
         inputs.iter().for_each(|(b, _)| enc.touch(b));
     }
+}
+
+/// The bytes a kernel's parameter binding spans: its words (a fixed-size `params` array is read
+/// whole), at least one.
+pub(crate) fn params_bytes(params: &[u32]) -> u64 {
+    debug_assert!(
+        params.len() as u64 * 4 <= RING_BYTES / 4,
+        "parameters fit the ring"
+    );
+    params.len().max(1) as u64 * 4
 }
 
 /// Records a fill of the first `len` words of `out` with `word`.

@@ -92,13 +92,14 @@ pub(crate) fn fill(
             return view;
         }
         let groups = grid(((w * h) as u64).div_ceil(FILL_INVOCATIONS));
-        let params = ctx.cache.params(
-            ctx.device,
-            &[w as u32, h as u32, groups.0 * FILL_INVOCATIONS as u32],
-        );
-        let buffers = [(&params, params.size()), (x.buffer, x.len().max(1) * 4)];
+        let params = [w as u32, h as u32, groups.0 * FILL_INVOCATIONS as u32];
+        let ring = ctx.cache.ring(ctx.device);
+        let buffers = [
+            (&ring, super::params_bytes(&params)),
+            (x.buffer, x.len().max(1) * 4),
+        ];
         let bind = ctx.cache.bind_group(ctx.device, &p, &[(0, &view)], &buffers);
-        enc.dispatch(&p, bind, groups);
+        enc.dispatch(&p, bind, (&ring, &params), groups);
         enc.filled(&view, x.buffer);
         view
     })

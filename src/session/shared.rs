@@ -99,7 +99,7 @@ impl SessionShared {
 
     /// Submits the pending batch (counted in `compute.execution/submits`).
     pub(crate) fn flush(&self) {
-        if self.gpu.flush() {
+        for _ in 0..self.gpu.flush() {
             self.ledger.count(Exec::Submit);
         }
     }
@@ -313,7 +313,7 @@ pub(crate) fn scratch(s: &Shared<SessionShared>, words: u64, what: &str) -> Resu
 /// Uploads `data` into `buffer`, after the pending batch (see `Gpu::write_buffer`).
 pub(crate) fn write(s: &SessionShared, buffer: &wgpu::Buffer, data: &[u8]) {
     s.kernels.forget_writes_to(buffer);
-    if s.gpu.write_buffer(buffer, data) {
+    for _ in 0..s.gpu.write_buffer(buffer, data) {
         s.ledger.count(Exec::Submit);
     }
 }

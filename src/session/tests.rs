@@ -34,73 +34,88 @@ fn sync_waits_for_what_was_queued_since_the_queue_was_last_seen_done() {
     assert_eq!(z.to_vec::<f32>().unwrap(), [2.0, 6.0, 12.0, 20.0]);
 }
 
-/// Parameter buffers reach the ledger when the call that made them succeeds (`commit`): one made
-/// by a call that then failed is cached but not yet counted, and the next call that succeeds
-/// counts it with its own.
+/// The parameter ring reaches the ledger when the call that made it succeeds (`commit`): one made
+/// by a call that then failed is kept but not yet counted, and the next call that succeeds counts
+/// it; a lost device's is counted out.
 #[test]
-fn parameter_buffers_are_counted_when_a_call_succeeds() {
+fn the_parameter_ring_is_counted_when_a_call_succeeds() {
     let s = Session::new(SessionOptions::default()).unwrap();
     let counted = || {
         let st = s.stats();
         (st.param_bytes, st.param_buffers)
     };
     let ctx = s.shared.ctx();
-    // what a call that fails after recording leaves: a buffer made, no commit
-    let made = ctx.cache.params(ctx.device, &[7, 8, 9]);
-    assert_eq!(made.size(), 12);
+    // what a call that fails after recording leaves: the ring made, no commit
+    let made = ctx.cache.ring(ctx.device);
+    assert_eq!(made.size(), crate::RING_BYTES);
     assert_eq!(counted(), (0, 0), "not counted before a call succeeds");
-    let again = ctx.cache.params(ctx.device, &[7, 8, 9]);
-    assert_eq!(again, made, "cached by content");
+    assert_eq!(ctx.cache.ring(ctx.device), made, "one ring a session");
     let x = s.tensor(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
     assert_eq!(
         x.square().unwrap().to_vec::<f32>().unwrap(),
         [1.0, 4.0, 9.0, 16.0]
     );
-    // the vec4 square's [1] and the earlier [7, 8, 9]
-    assert_eq!(counted(), (16, 2), "counted by the next call that succeeds");
-    s.destroy_device();
     assert_eq!(
         counted(),
-        (0, 0),
-        "a lost device's parameter buffers are released"
+        (crate::RING_BYTES, 1),
+        "counted by the next call that succeeds"
     );
+    s.destroy_device();
+    assert_eq!(counted(), (0, 0), "a lost device's ring is released");
 }
 
-/// The cache keeps at most 1,024 parameter buffers: the least recently used is dropped, counted
-/// out, and the cached bind groups that bound it go with it.
+/// Every dispatch reads its own parameters, however many a batch holds: 3,000 dispatches recorded
+/// as one call, each writing the word its parameters name at the index they name, overflow the
+/// ring (at the device's offset alignment, more than 64 KiB of slots) and are submitted in as many
+/// command buffers as [`crate::commands::slots`] plans, each after its own write of the ring —
+/// counted in `compute.execution/submits`; no bind group is made after the first dispatch.
 #[test]
-fn evicted_parameter_buffers_are_counted_out_with_their_bind_groups() {
+fn a_batch_whose_parameters_overflow_the_ring_is_split() {
+    use crate::commands::{slots, Commands};
+    const N: usize = 3000;
     let s = Session::new(SessionOptions::default()).unwrap();
+    let out = s.zeros(&[N], crate::DType::Uint32).unwrap();
     let ctx = s.shared.ctx();
-    let x = s.tensor(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
-    let square = || {
-        assert_eq!(
-            x.square().unwrap().to_vec::<f32>().unwrap(),
-            [1.0, 4.0, 9.0, 16.0]
-        )
-    };
-    square(); // the vec4 square: parameters [1], one bind group
-    let binds = s.stats().bind_group_cache_entries;
-    assert_eq!((s.stats().param_bytes, s.stats().param_buffers), (4, 1));
-    for i in 0..1100u32 {
-        ctx.cache.params(ctx.device, &[1_000_000 + i]);
+    let p = ctx.cache.pipeline(ctx.device, "scatter", "", || {
+        "@group(0) @binding(0) var<storage, read_write> out: array<u32>;\n\
+         @group(0) @binding(1) var<storage, read> params: array<u32, 2>;\n\
+         @compute @workgroup_size(1) fn main() { out[params[0]] = params[1]; }"
+            .into()
+    });
+    let mut c = Commands::default();
+    for i in 0..N as u32 {
+        let buffer = out.buffer().unwrap();
+        crate::kernels::dispatch(
+            &ctx,
+            &mut c,
+            &p,
+            (buffer, N as u64),
+            &[i, 7 * i + 1],
+            &[],
+            (1, 1, 1),
+        );
     }
-    assert_eq!(
-        s.stats().bind_group_cache_entries,
-        binds - 1,
-        "the square's bind group went with its evicted parameters"
+    let binds = s.stats().bind_group_cache_entries;
+    let align = ctx.device.limits().min_storage_buffer_offset_alignment as usize;
+    let plan = slots(std::iter::repeat_n(Some(8), N), align, crate::RING_BYTES as usize);
+    assert!(
+        plan.1.len() > 1,
+        "{N} dispatches at {align} bytes overflow the ring"
     );
-    square(); // makes [1] again (and counts the flood's survivors)
-    let st = s.stats();
-    assert_eq!(
-        (st.param_bytes, st.param_buffers),
-        (4096, 1024),
-        "1,024 kept, one word each"
+    let before = s.stats().submits;
+    s.shared.gpu.pending.append(c);
+    s.shared.flush();
+    assert_eq!(s.stats().submits - before, plan.1.len() as u64);
+    let got = out.to_vec::<u32>().unwrap();
+    let want: Vec<u32> = (0..N as u32).map(|i| 7 * i + 1).collect();
+    assert_eq!(got, want);
+    assert!(
+        binds <= 2,
+        "one bind group for {N} dispatches with distinct parameters"
     );
-    assert_eq!(st.bind_group_cache_entries, binds);
 }
 
-/// Operand textures (`kernels/operand_tex.rs`) are counted like parameter buffers: one made by a
+/// Operand textures (`kernels/operand_tex.rs`) are counted like the parameter ring: one made by a
 /// call that then failed is cached but not counted until a call succeeds; a fifth texture evicts
 /// the least recently used (counted out, with the bind groups that bind it); `clear_cache()`
 /// releases the rest and returns their bytes.

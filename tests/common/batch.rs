@@ -182,40 +182,42 @@ fn params(s: &Session) -> (u64, u64) {
     memory_pair(s, "param_bytes", "param_buffers")
 }
 
-/// Kernel parameter buffers are counted in `compute.memory/param_bytes` and `param_buffers`:
-/// one per distinct parameter set, made once and shared by every dispatch with the same
-/// parameters; a failed call moves neither; `dispose()` releases them all (and the bind groups
-/// that bind them). `s` is a fresh session.
-pub async fn parameter_buffers_are_counted(s: Session) {
+/// Kernel parameters live in one ring a session, counted in `compute.memory/param_bytes` and
+/// `param_buffers`: made at the first dispatch ([`affon::RING_BYTES`], one buffer), none made
+/// after whatever the parameters, rewritten by each batch; a failed call moves neither;
+/// `dispose()` releases it (and every bind group that binds it). `s` is a fresh session.
+pub async fn parameters_live_in_one_counted_ring(s: Session) {
+    let ring = (affon::RING_BYTES, 1);
     assert_eq!(params(&s), (0, 0), "nothing dispatched yet");
     let x = s.tensor(&[1.0f32, -2.0, 3.0], &[3]).unwrap();
     assert_eq!(params(&s), (0, 0), "an upload dispatches nothing");
     let y = x.square().unwrap();
     assert_eq!(y.read::<f32>().await.unwrap(), vec![1.0, 4.0, 9.0]);
-    // an elementwise kernel over one contiguous input has one parameter word: the length (3)
-    assert_eq!(params(&s), (4, 1), "one kernel, one parameter set");
-    for _ in 0..10 {
-        let y = x.square().unwrap();
-        assert_eq!(y.read::<f32>().await.unwrap(), vec![1.0, 4.0, 9.0]);
+    assert_eq!(params(&s), ring, "the ring, made at the first dispatch");
+    let binds = s.stats().bind_group_cache_entries;
+    // 1 to 40 floats: a new parameter set each time (the length; the vec4 form's count of vec4s),
+    // every one read right, into one kept output buffer class: the ring is all there is
+    for n in 1..=40usize {
+        let v: Vec<f32> = (0..n).map(|i| i as f32 - 3.0).collect();
+        let t = s.tensor(&v, &[n]).unwrap();
+        let got = t.square().unwrap().read::<f32>().await.unwrap();
+        assert_eq!(got, v.iter().map(|a| a * a).collect::<Vec<_>>(), "n = {n}");
     }
-    assert_eq!(params(&s), (4, 1), "the same parameters: the same buffer");
-    // four floats take the vec4 form, whose one parameter is the number of vec4s (1)
+    assert_eq!(params(&s), ring, "40 parameter sets: still the one ring");
+    assert!(s.stats().bind_group_cache_entries > binds);
+    // a failed call moves nothing (one that fails after making the ring: the unit test
+    // `the_parameter_ring_is_counted_when_a_call_succeeds`)
     let z = s.tensor(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
-    let w = z.square().unwrap();
-    assert_eq!(w.read::<f32>().await.unwrap(), vec![1.0, 4.0, 9.0, 16.0]);
-    assert_eq!(params(&s), (8, 2));
-    // a failed call moves nothing (one that fails after making a parameter buffer: the unit test
-    // `parameter_buffers_are_counted_when_a_call_succeeds`)
     let before = s.stats();
     super::ledger::fails_unchanged("SHAPE_MISMATCH", "[3] + [4] does not broadcast", || x.add(&z));
     assert_eq!(s.stats(), before, "a failed call changes no record");
     assert!(s.stats().bind_group_cache_entries > 0);
-    drop((x, y, z, w));
+    drop((x, y, z));
     s.dispose();
-    assert_eq!(params(&s), (0, 0), "disposed: every parameter buffer released");
+    assert_eq!(params(&s), (0, 0), "disposed: the ring released");
     assert_eq!(
         s.stats().bind_group_cache_entries,
         0,
-        "and every bind group that bound them"
+        "and every bind group that bound it"
     );
 }
