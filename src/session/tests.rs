@@ -60,6 +60,24 @@ fn the_parameter_ring_is_counted_when_a_call_succeeds() {
         (crate::RING_BYTES, 1),
         "counted by the next call that succeeds"
     );
+    // the ring is written only when a batch's parameters differ from what it holds
+    let writes = || s.shared.gpu.pending.ring_writes();
+    let w = writes();
+    for _ in 0..3 {
+        assert_eq!(
+            x.square().unwrap().to_vec::<f32>().unwrap(),
+            [1.0, 4.0, 9.0, 16.0]
+        );
+    }
+    assert_eq!(writes(), w, "the same parameters: no write");
+    let y = s.tensor(&[1.0f32; 8], &[8]).unwrap();
+    assert_eq!(y.square().unwrap().to_vec::<f32>().unwrap(), [1.0; 8]);
+    assert_eq!(writes(), w + 1, "two vec4s, not one: written");
+    assert_eq!(
+        x.square().unwrap().to_vec::<f32>().unwrap(),
+        [1.0, 4.0, 9.0, 16.0]
+    );
+    assert_eq!(writes(), w + 2, "and back");
     s.destroy_device();
     assert_eq!(counted(), (0, 0), "a lost device's ring is released");
 }
