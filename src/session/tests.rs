@@ -82,18 +82,21 @@ fn the_parameter_ring_is_counted_when_a_call_succeeds() {
     assert_eq!(counted(), (0, 0), "a lost device's ring is released");
 }
 
-/// Every dispatch reads its own parameters, however many a batch holds: 3,000 dispatches recorded
-/// as one call, each writing the word its parameters name at the index they name, overflow the
-/// ring (at the device's offset alignment, more than 64 KiB of slots) and are submitted in as many
+/// Every dispatch reads its own parameters, however many a batch holds: twice as many dispatches as
+/// the ring has slots at the device's offset alignment (and 100 more), recorded as one call, each
+/// writing the word its parameters name at the index they name, overflow the ring and are
+/// submitted in as many
 /// command buffers as [`crate::commands::slots`] plans, each after its own write of the ring —
 /// counted in `compute.execution/submits`; no bind group is made after the first dispatch.
 #[test]
 fn a_batch_whose_parameters_overflow_the_ring_is_split() {
     use crate::commands::{slots, Commands};
-    const N: usize = 3000;
     let s = Session::new(SessionOptions::default()).unwrap();
-    let out = s.zeros(&[N], crate::DType::Uint32).unwrap();
     let ctx = s.shared.ctx();
+    let align = ctx.device.limits().min_storage_buffer_offset_alignment as usize;
+    // each dispatch's 8 bytes take a slot of at least 8, whatever the alignment
+    let n = 2 * crate::RING_BYTES as usize / align.max(8) + 100;
+    let out = s.zeros(&[n], crate::DType::Uint32).unwrap();
     let p = ctx.cache.pipeline(ctx.device, "scatter", "", || {
         "@group(0) @binding(0) var<storage, read_write> out: array<u32>;\n\
          @group(0) @binding(1) var<storage, read> params: array<u32, 2>;\n\
@@ -101,35 +104,34 @@ fn a_batch_whose_parameters_overflow_the_ring_is_split() {
             .into()
     });
     let mut c = Commands::default();
-    for i in 0..N as u32 {
+    for i in 0..n as u32 {
         let buffer = out.buffer().unwrap();
         crate::kernels::dispatch(
             &ctx,
             &mut c,
             &p,
-            (buffer, N as u64),
+            (buffer, n as u64),
             &[i, 7 * i + 1],
             &[],
             (1, 1, 1),
         );
     }
     let binds = s.stats().bind_group_cache_entries;
-    let align = ctx.device.limits().min_storage_buffer_offset_alignment as usize;
-    let plan = slots(std::iter::repeat_n(Some(8), N), align, crate::RING_BYTES as usize);
+    let plan = slots(std::iter::repeat_n(Some(8), n), align, crate::RING_BYTES as usize);
     assert!(
-        plan.1.len() > 1,
-        "{N} dispatches at {align} bytes overflow the ring"
+        plan.1.len() > 2,
+        "{n} dispatches at {align} bytes overflow the ring twice"
     );
     let before = s.stats().submits;
     s.shared.gpu.pending.append(c);
     s.shared.flush();
     assert_eq!(s.stats().submits - before, plan.1.len() as u64);
     let got = out.to_vec::<u32>().unwrap();
-    let want: Vec<u32> = (0..N as u32).map(|i| 7 * i + 1).collect();
+    let want: Vec<u32> = (0..n as u32).map(|i| 7 * i + 1).collect();
     assert_eq!(got, want);
     assert!(
         binds <= 2,
-        "one bind group for {N} dispatches with distinct parameters"
+        "one bind group for {n} dispatches with distinct parameters"
     );
 }
 
