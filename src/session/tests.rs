@@ -46,9 +46,11 @@ fn the_parameter_ring_is_counted_when_a_call_succeeds() {
     };
     let ctx = s.shared.ctx();
     // what a call that fails after recording leaves: the ring made, no commit
+    let ledger = s.stats();
     let made = ctx.cache.ring(ctx.device);
     assert_eq!(made.size(), crate::RING_BYTES);
     assert_eq!(counted(), (0, 0), "not counted before a call succeeds");
+    assert_eq!(s.stats(), ledger, "no record moved");
     assert_eq!(ctx.cache.ring(ctx.device), made, "one ring a session");
     let x = s.tensor(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
     assert_eq!(
