@@ -294,7 +294,7 @@ impl Ledger {
             Exec::Execution => x.executions.fetch_add(1, Relaxed),
             Exec::Compile => x.compiles.fetch_add(1, Relaxed),
             Exec::Fixup => x.fixups.fetch_add(1, Relaxed),
-            Exec::Submit => x.submits.fetch_add(1, Relaxed),
+            Exec::Submits(n) => x.submits.fetch_add(n, Relaxed),
             Exec::Sync => x.syncs.fetch_add(1, Relaxed),
             Exec::Upload(b) => {
                 x.transfers.fetch_add(1, Relaxed);

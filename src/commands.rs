@@ -32,9 +32,7 @@ pub(crate) enum Cmd {
         pipeline: wgpu::ComputePipeline,
         bind: wgpu::BindGroup,
         groups: (u32, u32, u32),
-        /// The parameter ring the bind group binds, and where the parameters are in the list's
-        /// words (`start, len`).
-        ring: wgpu::Buffer,
+        /// Where the parameters are in the list's words (`start, len`).
         params: (usize, usize),
     },
     Copy {
@@ -70,6 +68,8 @@ pub(crate) struct Commands {
     effects: Vec<Effect>,
     /// The dispatches' parameters, one after another.
     words: Vec<u32>,
+    /// The parameter ring the dispatches' bind groups bind (the session's one ring).
+    ring: Option<wgpu::Buffer>,
 }
 
 impl Commands {
@@ -85,10 +85,10 @@ impl Commands {
             pipeline: pipeline.clone(),
             bind,
             groups,
-            ring: ring.clone(),
             params: (self.words.len(), params.len()),
         });
         self.words.extend_from_slice(params);
+        one_ring(&mut self.ring, ring);
     }
 
     /// Records a copy of `bytes` from the start of `src` to the start of `dst` (offsets are 0:
@@ -161,10 +161,22 @@ struct Batch {
     cmds: Vec<Cmd>,
     words: Vec<u32>,
     dispatches: usize,
-    /// What the ring holds from its start, as far as the writes so far tell, and how many
-    /// writes were made (a test's figure).
+    /// The session's parameter ring, from the first dispatch appended; what it holds from its
+    /// start, as far as the writes so far tell; how many writes were made (a test's figure).
+    ring: Option<wgpu::Buffer>,
     ring_holds: Vec<u8>,
     ring_writes: u64,
+    /// The bytes of a submission's ring write, laid out here (kept: no allocation a submission).
+    staged: Vec<u8>,
+}
+
+/// Keeps `ring` in `held`: a session has one parameter ring, made once and dropped only when no
+/// call can record again (`KernelCache::release`), so every dispatch binds the same one.
+fn one_ring(held: &mut Option<wgpu::Buffer>, ring: &wgpu::Buffer) {
+    match held {
+        Some(r) => debug_assert!(r == ring, "one parameter ring a session"),
+        None => *held = Some(ring.clone()),
+    }
 }
 
 /// Where the pool's storage sends buffers to destroy: now when nothing is pending, else after
@@ -219,6 +231,9 @@ impl Pending {
             cmd
         }));
         b.words.extend(c.words);
+        if let Some(ring) = &c.ring {
+            one_ring(&mut b.ring, ring);
+        }
         self.queued.store(b.cmds.len(), Ordering::SeqCst);
         b.dispatches >= BATCH_DISPATCHES
     }
@@ -241,40 +256,31 @@ impl Pending {
     pub(crate) fn submit(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> usize {
         // Held through `queue.submit`: batches reach the queue in the order they were appended
         // (a readback's copy is submitted before any thread can map its staging buffer).
-        let mut b = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let b = &mut *guard;
         b.dispatches = 0;
         let cmds = std::mem::take(&mut b.cmds);
         let words = std::mem::take(&mut b.words);
-        let ring = cmds.iter().find_map(|c| match c {
-            Cmd::Dispatch { ring, .. } => Some(ring.clone()),
-            _ => None,
-        });
-        let capacity = ring.as_ref().map_or(0, |r| r.size() as usize);
+        let capacity = b.ring.as_ref().map_or(0, |r| r.size() as usize);
         let sizes = cmds.iter().map(|c| match c {
             Cmd::Dispatch { params, .. } => Some(params.1.max(1) * 4),
             _ => None,
         });
         let (offsets, starts) = slots(sizes, self.align, capacity);
-        let mut staged = Vec::new();
         for (k, &start) in starts.iter().enumerate() {
             let end = starts.get(k + 1).copied().unwrap_or(cmds.len());
-            if let Some(ring) = &ring {
+            if let Some(ring) = &b.ring {
+                let staged = &mut b.staged;
                 staged.clear();
                 for (c, &at) in cmds[start..end].iter().zip(&offsets[start..end]) {
-                    if let Cmd::Dispatch {
-                        params: (w, n),
-                        ring: r,
-                        ..
-                    } = c
-                    {
-                        debug_assert!(r == ring, "one parameter ring a session");
+                    if let Cmd::Dispatch { params: (w, n), .. } = c {
                         staged.resize(at, 0);
                         staged.extend_from_slice(bytemuck::cast_slice(&words[*w..w + n]));
                     }
                 }
                 // a warm loop's batches lay out the same parameters every time: no write then
-                if !b.ring_holds.starts_with(&staged) {
-                    queue.write_buffer(ring, 0, &staged);
+                if !b.ring_holds.starts_with(staged) {
+                    queue.write_buffer(ring, 0, staged);
                     b.ring_writes += 1;
                     let n = staged.len().min(b.ring_holds.len());
                     b.ring_holds[..n].copy_from_slice(&staged[..n]);

@@ -227,7 +227,7 @@ impl Gpu {
                 lent.give_back(true);
                 // the pending batch and the copy to the staging buffer (more than one command
                 // buffer only when the batch's parameters overflowed the ring)
-                (0..submits).for_each(|_| ledger.count(crate::accounting::Exec::Submit));
+                ledger.count(crate::accounting::Exec::Submits(submits as u64));
                 Ok(words)
             }
             // a device error reported at this readback: the buffer was unmapped, sound

@@ -76,8 +76,8 @@ pub(crate) enum Exec {
     Execution,
     Compile,
     Fixup,
-    /// A command buffer submitted.
-    Submit,
+    /// Command buffers submitted.
+    Submits(u64),
     Sync,
     Upload(u64),
     Download(u64),

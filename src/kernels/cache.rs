@@ -213,9 +213,16 @@ impl KernelCache {
 
     /// The session is disposed or its device lost: no call will record again. Drops the
     /// parameter ring, every operand texture and bind group (the pending batch, already
-    /// submitted, keeps what it uses) and counts them out.
+    /// submitted, keeps what it uses) and counts them out. The ring is destroyed, not only
+    /// dropped: the batch keeps a handle to it (`commands.rs`), and its memory must go when the
+    /// ledger says it went.
     pub(crate) fn release(&self) {
-        let (bytes, buffers) = lock(&self.ring).clear();
+        let mut ring = lock(&self.ring);
+        if let Some(b) = ring.get(&()) {
+            b.destroy();
+        }
+        let (bytes, buffers) = ring.clear();
+        drop(ring);
         self.ledger.params_changed(-bytes, -buffers);
         let (bytes, textures) = lock(&self.textures).clear();
         self.ledger.textures_changed(-bytes, -textures);

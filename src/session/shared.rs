@@ -99,9 +99,7 @@ impl SessionShared {
 
     /// Submits the pending batch (counted in `compute.execution/submits`).
     pub(crate) fn flush(&self) {
-        for _ in 0..self.gpu.flush() {
-            self.ledger.count(Exec::Submit);
-        }
+        self.ledger.count(Exec::Submits(self.gpu.flush() as u64));
     }
 
     /// What kernels need to record work.
@@ -313,9 +311,8 @@ pub(crate) fn scratch(s: &Shared<SessionShared>, words: u64, what: &str) -> Resu
 /// Uploads `data` into `buffer`, after the pending batch (see `Gpu::write_buffer`).
 pub(crate) fn write(s: &SessionShared, buffer: &wgpu::Buffer, data: &[u8]) {
     s.kernels.forget_writes_to(buffer);
-    for _ in 0..s.gpu.write_buffer(buffer, data) {
-        s.ledger.count(Exec::Submit);
-    }
+    s.ledger
+        .count(Exec::Submits(s.gpu.write_buffer(buffer, data) as u64));
 }
 
 /// `OUT_OF_MEMORY` for `bytes` of host memory that could not be reserved.

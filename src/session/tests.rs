@@ -84,6 +84,51 @@ fn the_parameter_ring_is_counted_when_a_call_succeeds() {
     assert_eq!(counted(), (0, 0), "a lost device's ring is released");
 }
 
+/// The pending batch keeps a handle to the session's ring (`commands.rs`): disposing the session
+/// while a tensor still holds its device open must still free the ring's memory, which the ledger
+/// says went. A destroyed buffer cannot be bound: the bind group is a validation error.
+#[test]
+fn a_disposed_sessions_ring_is_destroyed_though_the_batch_held_it() {
+    let s = Session::new(SessionOptions::default()).unwrap();
+    let x = s.tensor(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
+    assert_eq!(
+        x.square().unwrap().to_vec::<f32>().unwrap(),
+        [1.0, 4.0, 9.0, 16.0]
+    );
+    let ctx = s.shared.ctx();
+    let (device, ring) = (ctx.device.clone(), ctx.cache.ring(ctx.device));
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: None,
+        entries: &[wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only: true },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        }],
+    });
+    let bind = || {
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let _group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &layout,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: ring.as_entire_binding(),
+            }],
+        });
+        crate::platform::block_on(scope.pop())
+    };
+    assert!(bind().is_none(), "the ring is live while the session is");
+    s.dispose();
+    assert_eq!((s.stats().param_bytes, s.stats().param_buffers), (0, 0));
+    assert!(!x.is_disposed(), "the tensor holds the device open");
+    assert!(bind().is_some(), "the ring was destroyed with the session");
+}
+
 /// Every dispatch reads its own parameters, however many a batch holds: twice as many dispatches as
 /// the ring has slots at the device's offset alignment (and 100 more), recorded as one call, each
 /// writing the word its parameters name at the index they name, overflow the ring and are
