@@ -22,13 +22,13 @@ fn strided(i: u32, side: u32) -> u32 {
     return idx;
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WORKGROUP)
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;
+    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * WORKGROUP + lid;
     if (i >= params[0]) {
         return;
     }

@@ -1,12 +1,13 @@
-// Running sums along one axis for long lines: one workgroup of 256 threads per (outer, inner) line,
+// Running sums along one axis for long lines: one workgroup of WORKGROUP threads (256, or the device's
+// limit where lower: `Ctx::workgroup`) per (outer, inner) line,
 // or per part of one (`parts` > 1: scan positions [p·per, min(len, (p + 1)·per)), lines past
-// `ops::LONG_LINE`). Thread `lid` takes a contiguous run of ceil(part / 256) elements in scan order
-// (reversed with `reverse`): it sums its run, the workgroup scans the 256 run sums (Hillis–Steele,
+// `ops::LONG_LINE`). Thread `lid` takes a contiguous run of ceil(part / WORKGROUP) elements in scan order
+// (reversed with `reverse`): it sums its run, the workgroup scans the run sums (Hillis–Steele,
 // in workgroup memory), then each thread walks its run again from the sum of the runs before it
 // and of the parts before (`part_offset`, prepended, called by one thread: the sums the `SUMS`
 // pass wrote, or 0 for a whole line), each output leaving its own element out with `exclusive`.
-// A thread's loops take 2·per/256 + p iterations, far below lavapipe's 65,535 per invocation (`cumsum.wgsl`'s one thread
-// per line would stop short past it), and long lines on GPUs are walked by 256 threads a part
+// A thread's loops take 2·per/WORKGROUP + p iterations, far below lavapipe's 65,535 per invocation (`cumsum.wgsl`'s one thread
+// per line would stop short past it), and long lines on GPUs are walked by WORKGROUP threads a part
 // instead of one. With `SUMS` (a line's first pass in parts) the workgroup stops after the scan and
 // writes its part's sum to `out[g]` (scratch). The host prepends `alias T = ...;`,
 // `const SUMS: bool` and `fn part_offset(line, p, parts) -> T`.
@@ -15,11 +16,11 @@
 @group(0) @binding(1) var<storage, read> params: array<u32>;
 @group(0) @binding(2) var<storage, read> a: array<u32>;
 
-var<workgroup> part: array<T, 256>;
+var<workgroup> part: array<T, WORKGROUP>;
 // the sum of the parts before this one, read once for the workgroup
 var<workgroup> offset: T;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WORKGROUP)
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,
@@ -37,7 +38,7 @@ fn main(
     let base = (line / inner) * len * inner + line % inner;
     let lo = min((g % parts) * params[6], len);
     let hi = min(lo + params[6], len);
-    let span = (hi - lo + 255u) / 256u;
+    let span = (hi - lo + WORKGROUP - 1u) / WORKGROUP;
     let start = min(lo + lid * span, hi);
     let end = min(start + span, hi);
     var s = T(0);
@@ -52,7 +53,7 @@ fn main(
     }
     workgroupBarrier();
     // inclusive scan of the run sums
-    for (var d = 1u; d < 256u; d = d << 1u) {
+    for (var d = 1u; d < WORKGROUP; d = d << 1u) {
         var v = T(0);
         if (lid >= d) {
             v = part[lid - d];
@@ -64,7 +65,7 @@ fn main(
     if (SUMS) {
         // the first pass of a line in parts: the part's sum, for the parts after it
         if (valid && lid == 0u) {
-            out[g] = bitcast<u32>(part[255]);
+            out[g] = bitcast<u32>(part[WORKGROUP - 1u]);
         }
         return;
     }

@@ -24,13 +24,13 @@ fn tap(row: u32, ix: i32, W: u32, C4: u32, c4: u32) -> vec4<f32> {
     return select(vec4<f32>(0.0), v, inside);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WORKGROUP)
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let t = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;
+    let t = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * WORKGROUP + lid;
     if (t >= params[0]) {
         return;
     }

@@ -2,13 +2,13 @@
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>; // [len, word]
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WORKGROUP)
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;
+    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * WORKGROUP + lid;
     if (i < params[0]) {
         out[i] = params[1];
     }

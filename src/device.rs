@@ -53,6 +53,8 @@ pub struct Gpu {
     pub queue: wgpu::Queue,
     /// The adapter's identity.
     pub identity: AdapterIdentity,
+    /// Invocations per workgroup of the 1-D kernels on this device (`kernels::workgroup_for`).
+    pub(crate) workgroup: u32,
     lost: Arc<AtomicBool>,
     last_error: Arc<Mutex<Option<String>>>,
     /// Errors the device has reported asynchronously so far (see [`Gpu::errors`]).
@@ -72,6 +74,13 @@ impl Gpu {
     /// Requests an adapter and a device with the adapter's full limits.
     /// No adapter is `UNSUPPORTED` (never a silent fallback).
     pub async fn acquire(label: &str) -> Result<Gpu> {
+        Gpu::acquire_with(label, None).await
+    }
+
+    /// [`Gpu::acquire`], asking for at most `workgroup_limit` invocations per workgroup (and
+    /// workgroup width) where the adapter allows more (`SessionOptions::workgroup_limit`). A device
+    /// on which no kernel set fits (`kernels::workgroup_for`) is `UNSUPPORTED`.
+    pub async fn acquire_with(label: &str, workgroup_limit: Option<u32>) -> Result<Gpu> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let adapter = instance
             .request_adapter(&wgpu::RequestAdapterOptions {
@@ -87,7 +96,13 @@ impl Gpu {
                 ))
             })?;
         let info = adapter.get_info();
-        let limits = adapter.limits();
+        let mut limits = adapter.limits();
+        if let Some(cap) = workgroup_limit {
+            limits.max_compute_invocations_per_workgroup =
+                limits.max_compute_invocations_per_workgroup.min(cap);
+            limits.max_compute_workgroup_size_x = limits.max_compute_workgroup_size_x.min(cap);
+            limits.max_compute_workgroup_size_y = limits.max_compute_workgroup_size_y.min(cap);
+        }
         // subgroup operations when the adapter has them with one subgroup size (see `subgroup_size`)
         #[cfg(not(target_arch = "wasm32"))]
         let lanes = if adapter.features().contains(wgpu::Features::SUBGROUP)
@@ -148,7 +163,18 @@ impl Gpu {
             count.fetch_add(1, Ordering::SeqCst);
         }));
         let align = device.limits().min_storage_buffer_offset_alignment as u64;
+        let granted = device.limits();
+        let Some(workgroup) = crate::kernels::workgroup_for(&granted) else {
+            device.destroy();
+            return Err(Error::Unsupported(format!(
+                "the device allows {} invocations per workgroup ({} × {} at most); affon's kernels need 128 (128 × 8)",
+                granted.max_compute_invocations_per_workgroup,
+                granted.max_compute_workgroup_size_x,
+                granted.max_compute_workgroup_size_y
+            )));
+        };
         Ok(Gpu {
+            workgroup,
             device,
             queue,
             identity,

@@ -84,6 +84,39 @@ fn gpu_kernel_forms_match_cpu_reference() {
     block_on(common::nn::nn_ops_match_f64_reference(&s));
 }
 
+/// A device allowing 128 invocations per workgroup (WebGPU's compatibility mode, OpenGL ES 3.1)
+/// runs every kernel at sizes it allows — the 1-D kernels and the long scan in workgroups of 128,
+/// matmul in its 16×8 tiles, long reductions in 64 lanes — in both kernel forms, against the
+/// references (the op table's scans include a line of 5,000, the GPU forms' long scan; the
+/// long-loop cases, lavapipe's loop budget, are the CPU forms' as in `long_loops_match`). wgpu
+/// checks each pipeline's workgroup against the device's limits: a size of 256 left anywhere is a
+/// device error, which the next readback reports. Below 128 nothing fits.
+#[test]
+fn a_device_allowing_128_invocations_runs_every_kernel() {
+    for kernels in [affon::Kernels::Gpu, affon::Kernels::Cpu] {
+        let s = Session::new(SessionOptions {
+            kernels,
+            workgroup_limit: Some(128),
+            ..Default::default()
+        })
+        .unwrap();
+        block_on(common::ops::ops_match_cpu_reference(&s));
+        block_on(common::nn::nn_ops_match_f64_reference(&s));
+        if kernels == affon::Kernels::Cpu {
+            block_on(common::long_loops::long_loops_match(&s));
+        }
+    }
+    let refused = Session::new(SessionOptions {
+        workgroup_limit: Some(64),
+        ..Default::default()
+    });
+    let Err(e) = refused else {
+        panic!("64 invocations fit no kernel set")
+    };
+    assert_eq!(e.code(), "UNSUPPORTED", "{e}");
+    assert!(e.to_string().contains("64 invocations"), "{e}");
+}
+
 #[test]
 fn nn_ops_match_f64_reference() {
     block_on(common::nn::nn_ops_match_f64_reference(&session(None)));

@@ -116,6 +116,7 @@ pub(super) fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
         capture_stacks: o.capture_stacks.unwrap_or(false),
         release_on_collect: o.release_on_collect.unwrap_or(false),
         kernels: crate::Kernels::ForAdapter,
+        workgroup_limit: None,
     })
 }
 

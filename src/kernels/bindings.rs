@@ -83,7 +83,13 @@ fn entry((binding, kind): (u32, Binding)) -> wgpu::BindGroupLayoutEntry {
 }
 
 /// Compiles `source` (entry point `main`) with the explicit layout its declarations describe.
-pub(crate) fn pipeline(device: &wgpu::Device, label: &str, source: String) -> wgpu::ComputePipeline {
+pub(crate) fn pipeline(
+    device: &wgpu::Device,
+    label: &str,
+    source: String,
+    workgroup: u32,
+) -> wgpu::ComputePipeline {
+    let source = with_workgroup(&source, workgroup);
     let entries: Vec<_> = declared(&source).into_iter().map(entry).collect();
     let group = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some(label),
@@ -108,9 +114,39 @@ pub(crate) fn pipeline(device: &wgpu::Device, label: &str, source: String) -> wg
     })
 }
 
+/// `source` with `const WORKGROUP: u32` declared, after its `enable` directives (which must come
+/// before every declaration): the 1-D kernels' workgroup size and index stride on this device.
+fn with_workgroup(source: &str, workgroup: u32) -> String {
+    let mut at = 0;
+    while source[at..].starts_with("enable ") {
+        at += source[at..].find('\n').map_or(source.len() - at, |i| i + 1);
+    }
+    format!(
+        "{}const WORKGROUP: u32 = {workgroup}u;\n{}",
+        &source[..at],
+        &source[at..]
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_workgroup_size_is_declared_after_the_enable_directives() {
+        assert_eq!(
+            with_workgroup("enable subgroups;\nalias T = f32;\n", 128),
+            "enable subgroups;\nconst WORKGROUP: u32 = 128u;\nalias T = f32;\n"
+        );
+        assert_eq!(
+            with_workgroup("alias T = f32;", 256),
+            "const WORKGROUP: u32 = 256u;\nalias T = f32;"
+        );
+        assert_eq!(
+            with_workgroup("enable f16;", 256),
+            "enable f16;const WORKGROUP: u32 = 256u;\n"
+        );
+    }
 
     #[test]
     fn declarations_are_read_one_a_line() {

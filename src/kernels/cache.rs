@@ -66,6 +66,8 @@ pub(crate) struct KernelCache {
     /// The device's count of asynchronous errors ([`crate::device::Gpu::errors`]) and the count
     /// the operand textures' `holds` were last known good at.
     device_errors: (Arc<AtomicU64>, AtomicU64),
+    /// The 1-D kernels' workgroup size on the device (`WORKGROUP` in every kernel's source).
+    workgroup: u32,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -77,8 +79,9 @@ fn lru<K: std::hash::Hash + Eq, V>(n: usize) -> lru::LruCache<K, V> {
 }
 
 impl KernelCache {
-    /// An empty cache reporting to `ledger`.
-    pub(crate) fn new(ledger: Arc<Ledger>, device_errors: Arc<AtomicU64>) -> KernelCache {
+    /// An empty cache reporting to `ledger`, for a device whose 1-D kernels take `workgroup`
+    /// invocations a workgroup.
+    pub(crate) fn new(ledger: Arc<Ledger>, device_errors: Arc<AtomicU64>, workgroup: u32) -> KernelCache {
         KernelCache {
             pipelines: Mutex::new(lru(MAX_PIPELINES)),
             ring: Mutex::new(Settled::new(1)),
@@ -86,6 +89,7 @@ impl KernelCache {
             binds: Mutex::new(lru(MAX_BIND_GROUPS)),
             ledger,
             device_errors: (device_errors, AtomicU64::new(0)),
+            workgroup,
         }
     }
 
@@ -102,7 +106,7 @@ impl KernelCache {
         if let Some(p) = map.get(&k) {
             return p.clone();
         }
-        let pipeline = super::bindings::pipeline(device, kernel, source());
+        let pipeline = super::bindings::pipeline(device, kernel, source(), self.workgroup);
         match map.push(k, pipeline.clone()) {
             Some(_) => self.ledger.count(Exec::PipelineEviction),
             None => self.ledger.count(Exec::Pipelines(1)),

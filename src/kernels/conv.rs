@@ -7,7 +7,7 @@
 use super::depthwise::Form;
 use super::epilogue::{producer_parts, Epilogue};
 use super::window::{window_passes, Pass, PASS_AT};
-use super::{dispatch, fixed_params, grid, matmul::matmul_with, passes, Ctx, Operand, MAX_LOOP, WORKGROUP};
+use super::{dispatch, fixed_params, grid, matmul::matmul_with, passes, Ctx, Operand, MAX_LOOP};
 use crate::error::Result;
 use crate::ops::rules::extent;
 use crate::ops::{Pad, Pair};
@@ -139,7 +139,7 @@ fn record_window(
         });
     let mut inputs = inputs.to_vec();
     inputs.extend(&parts.inputs);
-    let groups = grid(threads.div_ceil(WORKGROUP as u64));
+    let groups = ctx.groups(threads);
     for pass in split.unwrap_or_default() {
         params[PASS_AT..PASS_AT + 6].copy_from_slice(pass);
         dispatch(ctx, enc, &p, (out.buffer, out.len()), &params, &inputs, groups);
@@ -261,7 +261,7 @@ pub(crate) fn input_grad(
     params.resize(PASS_AT + 6, 0);
     for pass in window_passes(ctx.cpu_adapter, [fh, fw], k, (5, 2)) {
         params[PASS_AT..PASS_AT + 6].copy_from_slice(&pass);
-        let groups = grid(len.div_ceil(WORKGROUP as u64));
+        let groups = ctx.groups(len);
         dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, groups);
     }
     Ok(())
@@ -299,7 +299,7 @@ pub(crate) fn filter_grad(
         (
             "conv_filter_grad",
             CONV_FILTER_GRAD,
-            len.div_ceil(WORKGROUP as u64),
+            len.div_ceil(ctx.workgroup as u64),
         )
     };
     let p = ctx.cache.pipeline(ctx.device, kernel, key, || {

@@ -4,7 +4,7 @@
 //! each side is the output's shape, a single element or a repeated row of a multiple of 4.
 
 use super::vec4::Split;
-use super::{broadcast_strides, dispatch, grid, wgsl_type, Ctx, Operand, WORKGROUP};
+use super::{broadcast_strides, dispatch, wgsl_type, Ctx, Operand};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::ops::{BinaryOp, Rule, UnaryOp};
@@ -14,10 +14,6 @@ const BINARY: &str = include_str!("../../shaders/binary.wgsl");
 const CAST: &str = include_str!("../../shaders/cast.wgsl");
 const UNARY4: &str = include_str!("../../shaders/unary4.wgsl");
 const BINARY4: &str = include_str!("../../shaders/binary4.wgsl");
-
-fn groups(len: u64) -> (u32, u32, u32) {
-    grid(len.div_ceil(WORKGROUP as u64))
-}
 
 /// The body of `f(x)` for a unary op over `T` (the WGSL type `t`), from the op table.
 pub(super) fn unary_body(op: UnaryOp, t: &str) -> &'static str {
@@ -70,7 +66,7 @@ pub(super) fn unary(ctx: &Ctx, enc: &mut crate::commands::Commands, op: UnaryOp,
             (out.buffer, len),
             &[len as u32 / 4],
             &inputs,
-            split.groups(len / 4),
+            split.groups(ctx, len / 4),
         );
         return;
     }
@@ -87,7 +83,7 @@ pub(super) fn unary(ctx: &Ctx, enc: &mut crate::commands::Commands, op: UnaryOp,
         (out.buffer, len),
         &[len as u32],
         &[(a.buffer, a.len())],
-        groups(len),
+        ctx.groups(len),
     );
 }
 
@@ -153,7 +149,7 @@ pub(super) fn binary(
             });
             let params = [len as u32 / 4, (a.len() / 4) as u32, (b.len() / 4) as u32];
             let inputs = [(a.buffer, a.len()), (b.buffer, b.len())];
-            let groups = split.groups(len / 4);
+            let groups = split.groups(ctx, len / 4);
             dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, groups);
             return;
         }
@@ -181,7 +177,7 @@ pub(super) fn binary(
         (out.buffer, len),
         &params,
         &[(a.buffer, a.len()), (b.buffer, b.len())],
-        groups(len),
+        ctx.groups(len),
     );
 }
 
@@ -234,7 +230,7 @@ pub(crate) fn cast(
         (out.buffer, len),
         &[len as u32],
         &[(a.buffer, a.len())],
-        groups(len),
+        ctx.groups(len),
     );
     Ok(())
 }

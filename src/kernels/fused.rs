@@ -7,7 +7,7 @@
 
 use super::elementwise::{binary_fn, unary_body};
 use super::vec4::Split;
-use super::{dispatch, grid, strides, wgsl_type, Ctx, Operand, WORKGROUP};
+use super::{dispatch, strides, wgsl_type, Ctx, Operand};
 use crate::ops::Op;
 use crate::program::fusion::{Group, Ref};
 
@@ -246,9 +246,9 @@ pub(crate) fn record_fused_outputs(
     let mut inputs: Vec<(&wgpu::Buffer, u64)> = leaves.iter().map(|l| (l.buffer, l.len())).collect();
     inputs.extend(outs[1..].iter().map(|(o, _)| (o.buffer, len)));
     let groups = if four {
-        split.groups(len / 4)
+        split.groups(ctx, len / 4)
     } else {
-        grid(len.div_ceil(WORKGROUP as u64))
+        ctx.groups(len)
     };
     dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, groups);
 }

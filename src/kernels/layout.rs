@@ -1,7 +1,7 @@
 //! Data movement: transpose as a strided gather (`shaders/strided.wgsl`); `where` as a broadcast
 //! select (`shaders/select.wgsl`).
 
-use super::{broadcast_strides, dispatch, grid, strides, Ctx, Operand, WORKGROUP};
+use super::{broadcast_strides, dispatch, strides, Ctx, Operand};
 use crate::error::Result;
 use crate::ops::infer::permutation;
 use crate::ops::Fill;
@@ -42,7 +42,7 @@ pub(crate) fn window(
         (out.buffer, len),
         &params,
         &[(a.buffer, a.len())],
-        grid(len.div_ceil(WORKGROUP as u64)),
+        ctx.groups(len),
     );
     Ok(())
 }
@@ -92,15 +92,7 @@ pub(crate) fn select(
         (cond.buffer, cond.len()),
         (b.buffer, b.len()),
     ];
-    dispatch(
-        ctx,
-        enc,
-        &p,
-        (out.buffer, len),
-        &params,
-        &inputs,
-        grid(len.div_ceil(WORKGROUP as u64)),
-    );
+    dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, ctx.groups(len));
     Ok(())
 }
 
@@ -121,7 +113,7 @@ pub(crate) fn transpose(
     let p = ctx
         .cache
         .pipeline(ctx.device, "strided", "", || STRIDED.to_string());
-    let groups = grid(len.div_ceil(WORKGROUP as u64));
+    let groups = ctx.groups(len);
     dispatch(
         ctx,
         enc,
@@ -151,14 +143,6 @@ pub(crate) fn gather(
         .cache
         .pipeline(ctx.device, "gather", "", || GATHER.to_string());
     let inputs = [(a.buffer, a.len()), (idx.buffer, idx.len())];
-    dispatch(
-        ctx,
-        enc,
-        &p,
-        (out.buffer, len),
-        &params,
-        &inputs,
-        grid(len.div_ceil(WORKGROUP as u64)),
-    );
+    dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, ctx.groups(len));
     Ok(())
 }

@@ -182,7 +182,7 @@ pub(crate) fn cumsum(
         let p = ctx
             .cache
             .pipeline(ctx.device, "cumsum", t, || format!("alias T = {t};\n{CUMSUM}"));
-        let groups = grid((lines as u64).div_ceil(super::WORKGROUP as u64));
+        let groups = ctx.groups(lines as u64);
         dispatch(ctx, enc, &p, (out.buffer, out.len()), &scan, &input, groups);
     }
     Ok(())

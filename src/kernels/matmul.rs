@@ -31,6 +31,11 @@ const MIN_LARGE_GROUPS: usize = 16;
 /// [1.2M, 3] product gave 0.5 where −5.5 is exact there); half of that, in whole 16s. Each pass adds
 /// to the passes before it; the last stores through the fused epilogue.
 const K_PASS: usize = 16 * (super::MAX_LOOP / 2);
+/// The same for `matmul.wgsl`, whose every 16 of K also runs an 8-iteration loop of tile loads,
+/// which lavapipe counts ([1, 300,000] · [300,000, 1] in one pass of K_PASS gave 0.5 where −5.5 is
+/// exact): nine iterations a step. On a CPU adapter it takes the products past the CPU form's
+/// loop bound, and small ones too on a device allowing fewer than 256 invocations (`Ctx::workgroup`).
+const K_PASS_64: usize = 16 * (super::MAX_LOOP / 2 / 9);
 /// Output rows and columns per workgroup of `matmul_big.wgsl`.
 const BIG_TILE: usize = 128;
 /// From this many 128×128 workgroups on, `matmul_big.wgsl` (16 multiply-adds per vec4
@@ -104,7 +109,10 @@ pub(crate) fn matmul_with(
         && n.is_multiple_of(4)
         && m.min(n) >= BIG_TILE
         && n.div_ceil(BIG_TILE) * m.div_ceil(BIG_TILE) * batch.max(1) >= MIN_BIG_GROUPS
-        && ctx.device.limits().max_compute_workgroup_storage_size >= 16384;
+        && ctx.device.limits().max_compute_workgroup_storage_size >= 16384
+        && ctx.workgroup >= 256;
+    // the 16×16 forms need 256 invocations a workgroup; `matmul.wgsl`'s 16×8 covers any shape
+    let large = large || ctx.workgroup < 256;
     let (kernel, tile, form) = match cpu_form {
         Some(f) => ("matmul_cpu", f.tile(), f.key()),
         None if big => ("matmul_big", (BIG_TILE, BIG_TILE), String::new()),
@@ -146,10 +154,10 @@ pub(crate) fn matmul_with(
     inputs.extend(&parts.inputs);
     let groups = [n.div_ceil(tile.0), m.div_ceil(tile.1), batch.max(1)];
     // On CPU adapters the tiled forms loop over K in 16s, a pass at most `K_PASS` of it
-    let k_step = if ctx.cpu_adapter && matches!(kernel, "matmul" | "matmul_small") {
-        K_PASS
-    } else {
-        k
+    let k_step = match kernel {
+        "matmul_small" if ctx.cpu_adapter => K_PASS,
+        "matmul" if ctx.cpu_adapter => K_PASS_64,
+        _ => k,
     };
     // Each dimension may exceed WebGPU's 65535 workgroups: record one dispatch per chunk.
     let chunks = |d: usize| (0..groups[d]).step_by(MAX_GROUPS_PER_DIM as usize);

@@ -37,8 +37,27 @@ use crate::dtype::DType;
 use crate::error::Result;
 use crate::ops::Op;
 
-/// Threads per workgroup used by the 1-D kernels.
+/// Invocations per workgroup of the 1-D kernels (and of `cumsum_wg.wgsl`'s scan) where the device
+/// allows them; a device that allows fewer gets [`workgroup_for`]'s choice (`Ctx::workgroup`).
 pub(crate) const WORKGROUP: u32 = 256;
+
+/// The 1-D kernels' workgroup size on a device with `limits` (WGSL `WORKGROUP`, prepended to every
+/// kernel by `bindings::pipeline`): 256 where the device allows 256 invocations across x and the
+/// 16×16 tiles of the matmul forms, else 128 — WebGPU's compatibility mode, OpenGL ES 3.1 and Vulkan
+/// guarantee 128 — where it allows that and `matmul.wgsl`'s 16×8; `None` below that (no kernel set
+/// fits). The kernels that need 256 (the 16×16 matmul tiles, a reduction's 256-lane form) are not
+/// chosen at 128.
+pub(crate) fn workgroup_for(limits: &wgpu::Limits) -> Option<u32> {
+    let fits = |n: u32, y: u32| {
+        limits.max_compute_invocations_per_workgroup >= n
+            && limits.max_compute_workgroup_size_x >= n
+            && limits.max_compute_workgroup_size_y >= y
+    };
+    [(WORKGROUP, 16), (WORKGROUP / 2, 8)]
+        .into_iter()
+        .find(|&(n, y)| fits(n, y))
+        .map(|(n, _)| n)
+}
 /// Largest workgroup count per dimension (WebGPU's default limit).
 pub(crate) const MAX_GROUPS_PER_DIM: u32 = 65_535;
 
@@ -119,9 +138,18 @@ pub(crate) struct Ctx<'a> {
     /// Invocations per subgroup when the device has subgroup operations, else 0
     /// (`AdapterIdentity::subgroup_size`).
     pub subgroup_lanes: u32,
+    /// Invocations per workgroup of the 1-D kernels on this device ([`workgroup_for`]).
+    pub workgroup: u32,
     /// Allocates planned scratch storage (accounted like an intermediate; see
     /// `Op::scratch_words`). `None`: kernels that would use scratch run without it.
     pub scratch: Option<&'a dyn Fn(u64) -> Result<Scratch>>,
+}
+
+impl Ctx<'_> {
+    /// The grid of a 1-D kernel over `threads` invocations (`ctx.workgroup` a workgroup).
+    pub(crate) fn groups(&self, threads: u64) -> (u32, u32, u32) {
+        grid(threads.div_ceil(self.workgroup as u64))
+    }
 }
 
 /// Scratch storage of one kernel: its buffer, and what releases it when dropped.
@@ -271,8 +299,15 @@ pub(crate) fn params_bytes(params: &[u32]) -> u64 {
 /// Records a fill of the first `len` words of `out` with `word`.
 pub(crate) fn fill(ctx: &Ctx, enc: &mut Commands, out: &wgpu::Buffer, len: u64, word: u32) {
     let p = ctx.cache.pipeline(ctx.device, "fill", "", || FILL.to_string());
-    let groups = grid(len.div_ceil(WORKGROUP as u64));
-    dispatch(ctx, enc, &p, (out, len), &[len as u32, word], &[], groups);
+    dispatch(
+        ctx,
+        enc,
+        &p,
+        (out, len),
+        &[len as u32, word],
+        &[],
+        ctx.groups(len),
+    );
 }
 
 /// Records `op(args) → out`. Shapes and dtypes must already have been checked with

@@ -2,7 +2,7 @@
 //! to the input (`shaders/pool_grad.wgsl`), one thread per output (input) element.
 
 use super::conv::geometry;
-use super::{dispatch, grid, passes, Ctx, Operand, MAX_LOOP, WORKGROUP};
+use super::{dispatch, passes, Ctx, Operand, MAX_LOOP};
 use crate::error::Result;
 use crate::ops::{Pad, Pair};
 
@@ -90,15 +90,7 @@ fn record_passes(
     params.extend([0; 4]);
     for [rows, cols] in passes {
         params[12..].copy_from_slice(&[rows[0], rows[1], cols[0], cols[1]]);
-        dispatch(
-            ctx,
-            enc,
-            &p,
-            out,
-            &params,
-            inputs,
-            grid(threads.div_ceil(WORKGROUP as u64)),
-        );
+        dispatch(ctx, enc, &p, out, &params, inputs, ctx.groups(threads));
     }
 }
 

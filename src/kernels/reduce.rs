@@ -156,7 +156,11 @@ pub(super) fn reduce_from(
         let p = if ctx.cpu_adapter && wanted == 1 && serial_fits {
             (flat(true, 1), out_len.div_ceil(crate::ops::PART_THREADS))
         } else {
-            let wg = if count >= LONG { 256 } else { 64 };
+            let wg = if count >= LONG && ctx.workgroup >= 256 {
+                256
+            } else {
+                64
+            };
             let key = format!("{op:?}:{t}:{wg}:{contig}:{v4}:{load_key}");
             let p = ctx.cache.pipeline(ctx.device, "reduce", &key, || {
                 format!(

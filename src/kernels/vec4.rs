@@ -11,7 +11,7 @@
 //! one vec4 a lane — but 4.29 with the four in a loop that returns at the end, the form tried and
 //! dropped at `75252ad`.
 
-use super::{grid, Ctx, WORKGROUP};
+use super::Ctx;
 
 /// The vec4s a thread takes on a CPU adapter.
 const QUARTERS: u64 = 4;
@@ -20,7 +20,7 @@ const QUARTERS: u64 = 4;
 macro_rules! entry {
     ($body:literal) => {
         concat!(
-            "\n@compute @workgroup_size(256)\nfn main(\n    @builtin(workgroup_id) wid: vec3<u32>,\n    \
+            "\n@compute @workgroup_size(WORKGROUP)\nfn main(\n    @builtin(workgroup_id) wid: vec3<u32>,\n    \
              @builtin(num_workgroups) groups: vec3<u32>,\n    @builtin(local_invocation_index) lid: u32,\n) {\n",
             $body,
             "}\n"
@@ -29,7 +29,7 @@ macro_rules! entry {
 }
 
 const ONE: &str = entry!(
-    "    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;
+    "    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * WORKGROUP + lid;
     if (i < params[0]) {
         one(i);
     }
@@ -37,7 +37,7 @@ const ONE: &str = entry!(
 );
 
 const FOUR: &str = entry!(
-    "    let j = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 256u + lid;
+    "    let j = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * WORKGROUP + lid;
     let len = params[0];
     let threads = (len + 3u) / 4u; // a quarter of the vec4s, rounded up
     if (j >= threads) {
@@ -87,12 +87,12 @@ impl Split {
     }
 
     /// The workgroup grid over an output of `vectors` vec4s.
-    pub(super) fn groups(self, vectors: u64) -> (u32, u32, u32) {
+    pub(super) fn groups(self, ctx: &Ctx, vectors: u64) -> (u32, u32, u32) {
         let threads = if self.four {
             vectors.div_ceil(QUARTERS)
         } else {
             vectors
         };
-        grid(threads.div_ceil(WORKGROUP as u64))
+        ctx.groups(threads)
     }
 }

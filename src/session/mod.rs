@@ -40,6 +40,11 @@ pub struct SessionOptions {
     pub release_on_collect: bool,
     /// Which kernel variants to run (default: those for the adapter's kind).
     pub kernels: Kernels,
+    /// At most this many invocations per workgroup (and workgroup width) asked of the device, where
+    /// the adapter allows more (default: the adapter's limits). The kernels then take the
+    /// workgroup sizes such a device allows — WebGPU's compatibility mode and OpenGL ES 3.1 allow
+    /// 128 — so any adapter can run as one of those; below 128 `create` fails with `UNSUPPORTED`.
+    pub workgroup_limit: Option<u32>,
 }
 
 /// Kernel variants. Some kernels have two forms: one for GPUs (workgroups cooperating through
@@ -90,7 +95,7 @@ impl Session {
         let id = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
         let label = options.label.clone().unwrap_or_else(|| format!("session-{id}"));
         let claim = crate::telemetry::claim_label(&label)?; // held until the session is registered
-        let gpu = Gpu::acquire(&label).await?;
+        let gpu = Gpu::acquire_with(&label, options.workgroup_limit).await?;
         let ledger = Arc::new(Ledger::for_session(id, &label));
         let owners = Arc::new(OwnerTable::default());
         let info = Arc::new(crate::telemetry::SessionInfo {
@@ -112,7 +117,7 @@ impl Session {
         let min_workgroups = crate::kernels::min_workgroups(swiftshader);
         let idle_trim_ms = config.idle_trim_ms;
         let pool = Pool::new(DeviceStorage::new(&gpu), config, ledger.clone());
-        let kernels = KernelCache::new(ledger.clone(), gpu.errors());
+        let kernels = KernelCache::new(ledger.clone(), gpu.errors(), gpu.workgroup);
         let forgotten = Arc::new(ForgottenStore::default());
         let disposed = Arc::new(AtomicBool::new(false));
         let flags = (gpu.lost_flag(), disposed.clone());
@@ -239,6 +244,9 @@ impl Session {
     pub fn dispose(&self) {
         if !self.shared.disposed.swap(true, Ordering::SeqCst) {
             crate::lazy::settle_all(&self.shared);
+            // a call recording on another thread commits first, its work submitted below:
+            // the ring its dispatches bind is destroyed after that, not under it
+            let _submission = self.shared.submission();
             self.shared.flush(); // work on tensors that outlive the session still runs
             self.shared.forgotten.release();
             self.shared.pool().drain();

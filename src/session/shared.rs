@@ -111,6 +111,7 @@ impl SessionShared {
             texture_cap: self.texture_cap,
             min_workgroups: self.min_workgroups,
             subgroup_lanes: self.gpu.identity.subgroup_size,
+            workgroup: self.gpu.workgroup,
             scratch: None,
         }
     }

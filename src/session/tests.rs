@@ -129,6 +129,32 @@ fn a_disposed_sessions_ring_is_destroyed_though_the_batch_held_it() {
     assert!(bind().is_some(), "the ring was destroyed with the session");
 }
 
+/// `dispose()` waits for a call recording on another thread (it holds the submission lock from
+/// before it records to its commit), so that call's work is submitted before the ring it binds
+/// is destroyed.
+#[test]
+fn dispose_waits_for_a_call_recording_on_another_thread() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let s = Session::new(SessionOptions::default()).unwrap();
+    let shared = s.shared.clone();
+    let done = Arc::new(AtomicBool::new(false));
+    let ((held, holding), flag) = (std::sync::mpsc::channel(), done.clone());
+    let caller = std::thread::spawn(move || {
+        let _submission = shared.submission();
+        held.send(()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        flag.store(true, Ordering::SeqCst);
+    });
+    holding.recv().unwrap();
+    s.dispose();
+    assert!(
+        done.load(Ordering::SeqCst),
+        "dispose returned while a call held the submission lock"
+    );
+    caller.join().unwrap();
+}
+
 /// Every dispatch reads its own parameters, however many a batch holds: twice as many dispatches as
 /// the ring has slots at the device's offset alignment (and 100 more), recorded as one call, each
 /// writing the word its parameters name at the index they name, overflow the ring and are

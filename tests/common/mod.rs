@@ -38,6 +38,7 @@ pub fn scenario_options() -> SessionOptions {
         capture_stacks: false,
         release_on_collect: false,
         kernels: Default::default(),
+        workgroup_limit: None,
     }
 }
 
