@@ -23,7 +23,8 @@
 //                                                        (needs scripts/build-pkg.sh; kernel-study-mlp.html)
 //   node scripts/bench-kernel-study.mjs products [reps] the MLP's products read back, beside the readback
 //                                                        floor (needs scripts/build-pkg.sh; kernel-study-products.html)
-//   node scripts/bench-kernel-study.mjs a9 [reps]        the compiled chain + sum taken apart: its passes in
+//   node scripts/bench-kernel-study.mjs a9 [reps] [plain|affon] [kickFirst]
+//                                                        the compiled chain + sum taken apart: its passes in
 //                                                        raw WGSL, affon, jax-js jit (needs scripts/build-pkg.sh;
 //                                                        kernel-study-a9.html)
 // Prints each variant's time (ms per dispatch) as JSON. With `--trace FILE` (pages that bracket their
@@ -49,7 +50,7 @@ const pages = {
   ab: () => `kernel-study-ab.html?reps=${rest[0] ?? 25}`,
   mlp: () => `kernel-study-mlp.html?reps=${rest[0] ?? 25}`,
   products: () => `kernel-study-products.html?reps=${rest[0] ?? 25}`,
-  a9: () => `kernel-study-a9.html?reps=${rest[0] ?? 25}&device=${rest[1] ?? 'plain'}`,
+  a9: () => `kernel-study-a9.html?reps=${rest[0] ?? 25}&device=${rest[1] ?? 'plain'}${rest[2] === 'kickFirst' ? '&kickFirst=1' : ''}`,
 };
 if (!pages[which]) throw new Error(`unknown study '${which}': ${Object.keys(pages).join(', ')}`);
 const query = pages[which]();
