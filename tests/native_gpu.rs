@@ -90,7 +90,7 @@ fn gpu_kernel_forms_match_cpu_reference() {
 /// references (the op table's scans include a line of 5,000, the GPU forms' long scan; the
 /// long-loop cases, lavapipe's loop budget, are the CPU forms' as in `long_loops_match`). wgpu
 /// checks each pipeline's workgroup against the device's limits: a size of 256 left anywhere is a
-/// device error, which the next readback reports. Below 128 nothing fits.
+/// device error, which the next readback reports. (Below 128 nothing fits: `native_process.rs`.)
 #[test]
 fn a_device_allowing_128_invocations_runs_every_kernel() {
     for kernels in [affon::Kernels::Gpu, affon::Kernels::Cpu] {
@@ -106,15 +106,6 @@ fn a_device_allowing_128_invocations_runs_every_kernel() {
             block_on(common::long_loops::long_loops_match(&s));
         }
     }
-    let refused = Session::new(SessionOptions {
-        workgroup_limit: Some(64),
-        ..Default::default()
-    });
-    let Err(e) = refused else {
-        panic!("64 invocations fit no kernel set")
-    };
-    assert_eq!(e.code(), "UNSUPPORTED", "{e}");
-    assert!(e.to_string().contains("64 invocations"), "{e}");
 }
 
 #[test]

@@ -136,4 +136,25 @@ fn process_metrics_sum_sessions_and_environment_configures_pools() {
     ] {
         std::env::remove_var(k);
     }
+    // a device allowing fewer than 128 invocations a workgroup fits no kernel set: refused,
+    // nothing counted, its label free again
+    let before = common::ledger::ledger();
+    let narrow = Session::new(SessionOptions {
+        label: Some("narrow".into()),
+        workgroup_limit: Some(64),
+        ..Default::default()
+    });
+    let Err(e) = narrow else {
+        panic!("64 invocations fit no kernel set")
+    };
+    assert_eq!(e.code(), "UNSUPPORTED", "{e}");
+    assert!(e.to_string().contains("64 invocations"), "{e}");
+    common::ledger::assert_unchanged(&before, &common::ledger::ledger(), "a device too narrow");
+    let wide = Session::new(SessionOptions {
+        label: Some("narrow".into()),
+        workgroup_limit: Some(128),
+        ..Default::default()
+    })
+    .expect("the refused session's label is free");
+    drop(wide);
 }
