@@ -78,8 +78,9 @@ impl Gpu {
     }
 
     /// [`Gpu::acquire`], asking for at most `workgroup_limit` invocations per workgroup (and
-    /// workgroup width) where the adapter allows more (`SessionOptions::workgroup_limit`). A device
-    /// on which no kernel set fits (`kernels::workgroup_for`) is `UNSUPPORTED`.
+    /// workgroup width and height) where the adapter allows more
+    /// (`SessionOptions::workgroup_limit`). A device on which no kernel set fits
+    /// (`kernels::workgroup_for`) is `UNSUPPORTED`.
     pub async fn acquire_with(label: &str, workgroup_limit: Option<u32>) -> Result<Gpu> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let adapter = instance

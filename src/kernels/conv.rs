@@ -294,13 +294,9 @@ pub(crate) fn filter_grad(
     let walk = n.saturating_mul(oh.saturating_mul(ow + 2).saturating_add(2));
     let shared = walk.saturating_add(1 + super::LOOP_MARGIN) >= MAX_LOOP;
     let (kernel, source, groups) = if shared {
-        ("conv_filter_grad_wg", CONV_FILTER_GRAD_WG, len)
+        ("conv_filter_grad_wg", CONV_FILTER_GRAD_WG, grid(len))
     } else {
-        (
-            "conv_filter_grad",
-            CONV_FILTER_GRAD,
-            len.div_ceil(ctx.workgroup as u64),
-        )
+        ("conv_filter_grad", CONV_FILTER_GRAD, ctx.groups(len))
     };
     let p = ctx.cache.pipeline(ctx.device, kernel, key, || {
         format!("const DEPTHWISE: bool = {depthwise};\n{CONV_FILTER_GRAD_INDEX}{source}")
@@ -318,7 +314,7 @@ pub(crate) fn filter_grad(
     params.extend([0, 0]);
     for pass in passes(positions, step) {
         params[16..18].copy_from_slice(&pass);
-        dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, grid(groups));
+        dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, groups);
     }
     Ok(())
 }

@@ -40,10 +40,10 @@ pub struct SessionOptions {
     pub release_on_collect: bool,
     /// Which kernel variants to run (default: those for the adapter's kind).
     pub kernels: Kernels,
-    /// At most this many invocations per workgroup (and workgroup width) asked of the device, where
-    /// the adapter allows more (default: the adapter's limits). The kernels then take the
-    /// workgroup sizes such a device allows — WebGPU's compatibility mode and OpenGL ES 3.1 allow
-    /// 128 — so any adapter can run as one of those; below 128 `create` fails with `UNSUPPORTED`.
+    /// At most this many invocations per workgroup (and workgroup width and height) asked of the
+    /// device, where the adapter allows more (default: the adapter's limits). The kernels then take
+    /// the workgroup sizes such a device allows — WebGPU's compatibility mode and OpenGL ES 3.1
+    /// allow 128 — so any adapter can run as one of those; below 128 `create` fails with `UNSUPPORTED`.
     pub workgroup_limit: Option<u32>,
 }
 

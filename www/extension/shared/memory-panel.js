@@ -79,7 +79,6 @@ export class MemoryPanel {
   }
 
   get windowIterations() { return this.rolling.windowIterations; }
-
   #clear() {
     this.rolling.clear();
     this.#clearTimeline();
