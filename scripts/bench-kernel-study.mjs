@@ -27,6 +27,10 @@
 //                                                        the compiled chain + sum taken apart: its passes in
 //                                                        raw WGSL, affon, jax-js jit (needs scripts/build-pkg.sh;
 //                                                        kernel-study-a9.html)
+//   node scripts/bench-kernel-study.mjs run [reps] [own|affon]
+//                                                        affon's run() + item() and the WebGPU calls they make,
+//                                                        beside the same calls in raw WebGPU (needs
+//                                                        scripts/build-pkg.sh; kernel-study-run.html)
 // Prints each variant's time (ms per dispatch) as JSON. With `--trace FILE` (pages that bracket their
 // timed calls in `v:NAME`/`e:NAME` user-timing marks: a9) Chromium's trace of the run is written to
 // FILE and, per variant, when the page's messages to the GPU process were sent and when that process
@@ -50,6 +54,7 @@ const pages = {
   ab: () => `kernel-study-ab.html?reps=${rest[0] ?? 25}`,
   mlp: () => `kernel-study-mlp.html?reps=${rest[0] ?? 25}`,
   products: () => `kernel-study-products.html?reps=${rest[0] ?? 25}`,
+  run: () => `kernel-study-run.html?reps=${rest[0] ?? 200}&dev=${rest[1] ?? 'own'}`,
   a9: () => `kernel-study-a9.html?reps=${rest[0] ?? 25}&device=${rest[1] ?? 'plain'}${rest[2] === 'kickFirst' ? '&kickFirst=1' : ''}`,
 };
 if (!pages[which]) throw new Error(`unknown study '${which}': ${Object.keys(pages).join(', ')}`);
