@@ -257,10 +257,70 @@ export async function wrongKinds(Session, Program, telemetry, ledger) {
   s.dispose();
   return { problems, calls };
 }
+// The exact code of each refusal, the ledger unchanged around it, and nothing run: telemetry options
+// of the wrong kind or with a misspelt key, Program.fromJSON of a value that is not a program's JSON
+// form, and dims no program may hold (API.md: "anywhere is INVALID_ARGUMENT").
+export async function exactCodes(Session, Program, telemetry, ledger) {
+  const problems = [];
+  const s = await Session.create({ label: 'exact-codes' });
+  let ran = 0;
+  const step = () => { ran += 1; };
+  const expect = async (label, code, f) => {
+    const before = ledger();
+    try { await f(); problems.push(`${label}: no error`); } catch (e) {
+      if (e?.name !== 'AffonError' || e.code !== code) problems.push(`${label}: ${e?.name} ${e?.code}, expected ${code}: ${e?.message}`);
+    }
+    if (ledger() !== before) problems.push(`${label}: the ledger moved`);
+  };
+  const IA = 'INVALID_ARGUMENT', IP = 'INVALID_PROGRAM';
+  for (const w of ['x', 5, true, [], [1], () => 1, 1n, Symbol('s')]) {
+    await expect(`watch(fn, ${String(w)})`, IA, () => telemetry.watch(step, w));
+  }
+  await expect('watch: a misspelt key', IA, () => telemetry.watch(step, { warmup: 0, iteration: 1 }));
+  await expect('watch: session misspelt', IA, () => telemetry.watch(step, { iterations: 1, sesion: s }));
+  await expect('watch: iterations 1.5', IA, () => telemetry.watch(step, { iterations: 1.5 }));
+  if (ran !== 0) problems.push(`a refused watch ran its function ${ran} times`);
+  const d = await telemetry.watch(step, { warmup: 0, iterations: 2, session: s }).catch((e) => e);
+  if (ran !== 2 || typeof d?.verdict !== 'string') problems.push(`watch with good options: ran ${ran}, ${d?.message ?? d?.verdict}`);
+  const snap = telemetry.metrics();
+  const samples = [snap, snap, snap];
+  await expect('diagnose: unknown key', IA, () => telemetry.diagnose({ samples, warmup: 0, bogus: 1 }));
+  await expect('diagnose: synchronized "yes"', IA, () => telemetry.diagnose({ samples, synchronized: 'yes' }));
+  await expect('diagnose: session with snapshots', IA,
+    () => telemetry.diagnose({ before: snap, warm: snap, after: snap, session: 'exact-codes' }));
+  await expect('diagnose: an array', IA, () => telemetry.diagnose([snap]));
+  for (const input of [{ samples, warmup: 0, session: 'exact-codes', synchronized: true },
+    { before: snap, warm: snap, after: snap, iterations: 1, synchronized: false, samples: undefined }]) {
+    try { telemetry.diagnose(input); } catch (e) { problems.push(`diagnose(${Object.keys(input)}): ${e.code} ${e.message}`); }
+  }
+  for (const w of [null, undefined, 42, true, () => 1, 1n, Symbol('s')]) {
+    await expect(`Program.fromJSON(${String(w)})`, IA, () => Program.fromJSON(w));
+  }
+  await expect("Program.fromJSON('null')", IP, () => Program.fromJSON('null'));
+  await expect('Program.fromJSON({})', IP, () => Program.fromJSON({}));
+  const json = new Program('j');
+  json.output('y', json.relu(json.input('x', 'float32', [2])));
+  const good = json.toJSON();
+  for (const shape of [[0], [2, -3], [1.5], [1e30]]) {
+    const bad = structuredClone(good);
+    bad.nodes[0].shape = shape;
+    await expect(`fromJSON: input shape ${JSON.stringify(shape)}`, IA, () => Program.fromJSON(bad));
+    await expect(`fromJSON (text): input shape ${JSON.stringify(shape)}`, IA, () => Program.fromJSON(JSON.stringify(bad)));
+  }
+  const p = new Program('dims');
+  await expect('p.state([0])', IA, () => p.state('s', 'float32', [0]));
+  await expect('p.constant(shape [2, 0])', IA, () => p.constant([], [2, 0]));
+  await expect('p.constant(1.5 as int32)', IA, () => p.constant([1.5], [1], 'int32'));
+  if (p.toJSON().nodes.length !== 0) problems.push('a refused declaration added a node');
+  s.dispose();
+  return { problems };
+}
 "#)]
 extern "C" {
     #[wasm_bindgen(js_name = wrongKinds)]
     async fn wrong_kinds(session: JsValue, program: JsValue, telemetry: JsValue, ledger: JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = exactCodes)]
+    async fn exact_codes(session: JsValue, program: JsValue, telemetry: JsValue, ledger: JsValue) -> JsValue;
 }
 
 #[wasm_bindgen_test]
@@ -280,4 +340,14 @@ async fn every_argument_of_the_wrong_kind_is_an_affon_error() {
 #[wasm_bindgen_test]
 fn program_json_seeds_plan_in_64_bit_arithmetic() {
     program_check::check_seeds();
+}
+
+/// Telemetry options, `Program.fromJSON`'s argument and a program's dims are checked with the codes
+/// API.md gives, the whole ledger unchanged around each refusal.
+#[wasm_bindgen_test]
+async fn options_json_and_dims_are_refused_with_exact_codes() {
+    let [s, p, t] = ledger::js_classes().await;
+    let out = exact_codes(s, p, t, ledger::js_ledger()).await;
+    let problems = js_sys::Reflect::get(&out, &"problems".into()).unwrap();
+    ledger::assert_no_problems(&problems, "exact codes");
 }

@@ -168,12 +168,19 @@ impl JsProgram {
         Ok(program)
     }
 
-    /// Loads the JSON form (an object or its string). Malformed input is `INVALID_PROGRAM`.
+    /// Loads the JSON form (an object or its string). Malformed input is `INVALID_PROGRAM`; a
+    /// value of another kind (`null`, a number, a function) `INVALID_ARGUMENT`.
     #[wasm_bindgen(js_name = fromJSON)]
     pub fn from_json(
         #[wasm_bindgen(unchecked_param_type = "ProgramJSON | string")] json: JsValue,
     ) -> JsResult<JsProgram> {
         super::install_dispose_symbols();
+        if !json.is_object() && !json.is_string() {
+            return Err(to_js(crate::error::invalid_arg!(
+                "Program.fromJSON needs a program's JSON form (an object or its string), got {}",
+                describe(&json)
+            )));
+        }
         let text = match json.as_string() {
             Some(s) => s,
             None => js_sys::JSON::stringify(&json)

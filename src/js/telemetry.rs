@@ -37,8 +37,45 @@ fn json_of(v: &JsValue) -> JsResult<serde_json::Value> {
         .map_err(|e| to_js(invalid_arg!("report context is not JSON-serialisable: {e}")))
 }
 
-fn count(o: &JsValue, k: &str, default: u64) -> JsResult<u64> {
-    let v = js_sys::Reflect::get(o, &k.into()).unwrap_or_default();
+/// The options `allowed` of the object `v` of `what`, each read once by name (inherited fields and
+/// getters count, as in `Session.create`; a throwing one is `INVALID_ARGUMENT`), those not
+/// `undefined` kept. `undefined` or `null` is none; anything but a plain object, or an own key
+/// outside `allowed`, is `INVALID_ARGUMENT` (a misspelt option is an error, never a default).
+fn options(what: &str, v: &JsValue, allowed: &[&str]) -> JsResult<Vec<(String, JsValue)>> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(Vec::new());
+    }
+    if !v.is_object() || super::safe::is_array(v) {
+        return Err(to_js(invalid_arg!(
+            "{what} must be an object, got {}",
+            describe(v)
+        )));
+    }
+    let keys = super::safe::keys(what, v)?;
+    if let Some(k) = keys.iter().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(to_js(invalid_arg!(
+            "{what}: unknown option '{k}' (expected one of {allowed:?})"
+        )));
+    }
+    let mut read = Vec::new();
+    for &k in allowed {
+        let x = js_sys::Reflect::get(v, &k.into())
+            .map_err(|e| to_js(invalid_arg!("{what}: '{k}' could not be read: {}", describe(&e))))?;
+        if !x.is_undefined() {
+            read.push((k.to_string(), x));
+        }
+    }
+    Ok(read)
+}
+
+/// The value of `k` among `entries`, `undefined` when absent.
+fn get(entries: &[(String, JsValue)], k: &str) -> JsValue {
+    let found = entries.iter().find(|(n, _)| n == k);
+    found.map(|(_, v)| v.clone()).unwrap_or_default()
+}
+
+fn count(entries: &[(String, JsValue)], k: &str, default: u64) -> JsResult<u64> {
+    let v = get(entries, k);
     if v.is_undefined() {
         return Ok(default);
     }
@@ -49,6 +86,16 @@ fn count(o: &JsValue, k: &str, default: u64) -> JsResult<u64> {
             describe(&v)
         ))),
     }
+}
+
+/// `synchronized` among `entries`: absent is `false`, anything but a boolean `INVALID_ARGUMENT`.
+fn flag(entries: &[(String, JsValue)], k: &str) -> JsResult<bool> {
+    let v = get(entries, k);
+    if v.is_undefined() {
+        return Ok(false);
+    }
+    v.as_bool()
+        .ok_or_else(|| to_js(invalid_arg!("'{k}' must be a boolean, got {}", describe(&v))))
 }
 
 /// Process-wide metric records and peak reset.
@@ -171,14 +218,35 @@ impl JsTelemetry {
     pub fn diagnose(
         #[wasm_bindgen(unchecked_param_type = "DiagnoseInput")] input: JsValue,
     ) -> JsResult<JsValue> {
-        if !input.is_object() {
+        const SAMPLES: [&str; 4] = ["samples", "warmup", "session", "synchronized"];
+        const SNAPSHOTS: [&str; 6] = ["before", "warm", "after", "iterations", "warmup", "synchronized"];
+        if !input.is_object() || super::safe::is_array(&input) {
             return Err(to_js(invalid_arg!(
                 "diagnose needs {{samples, warmup}} or {{before, warm, after}}, got {}",
                 describe(&input)
             )));
         }
-        let get = |k: &str| js_sys::Reflect::get(&input, &k.into()).unwrap_or_default();
-        let samples = get("samples");
+        let all = [
+            "samples",
+            "warmup",
+            "session",
+            "synchronized",
+            "before",
+            "warm",
+            "after",
+            "iterations",
+        ];
+        let e = options("diagnose", &input, &all)?;
+        let samples = get(&e, "samples");
+        let (form, allowed) = match samples.is_undefined() {
+            true => ("{before, warm, after}", &SNAPSHOTS[..]),
+            false => ("{samples}", &SAMPLES[..]),
+        };
+        if let Some((k, _)) = e.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
+            return Err(to_js(invalid_arg!(
+                "diagnose: '{k}' is not an option of the {form} form (expected one of {allowed:?})"
+            )));
+        }
         if !samples.is_undefined() {
             if !super::safe::is_array(&samples) {
                 return Err(to_js(invalid_arg!(
@@ -191,21 +259,21 @@ impl JsTelemetry {
                 .enumerate()
                 .map(|(i, s)| records(&format!("samples[{i}]"), &s))
                 .collect::<JsResult<Vec<_>>>()?;
-            let warmup = count(&input, "warmup", 0)? as usize;
-            let session = session_label("diagnose", &get("session"))?;
-            let synchronized = get("synchronized").as_bool().unwrap_or(false);
+            let warmup = count(&e, "warmup", 0)? as usize;
+            let session = session_label("diagnose", &get(&e, "session"))?;
+            let synchronized = flag(&e, "synchronized")?;
             let d = crate::telemetry::diagnose_samples(&list, warmup, session.as_deref(), synchronized);
             return to_value(&d.map_err(to_js)?);
         }
-        let n = count(&input, "iterations", 0)?;
-        let w = count(&input, "warmup", 0)?;
+        let n = count(&e, "iterations", 0)?;
+        let w = count(&e, "warmup", 0)?;
         let snapshots = Snapshots {
-            before: records("before", &get("before"))?,
-            warm: records("warm", &get("warm"))?,
-            after: records("after", &get("after"))?,
+            before: records("before", &get(&e, "before"))?,
+            warm: records("warm", &get(&e, "warm"))?,
+            after: records("after", &get(&e, "after"))?,
             warmup: (w > 0).then_some(w),
             iterations: (n > 0).then_some(n),
-            synchronized: get("synchronized").as_bool().unwrap_or(false),
+            synchronized: flag(&e, "synchronized")?,
         };
         to_value(&crate::telemetry::diagnose(snapshots))
     }
@@ -219,18 +287,11 @@ impl JsTelemetry {
         #[wasm_bindgen(unchecked_optional_param_type = "WatchOptions")] options: JsValue,
     ) -> JsResult<JsValue> {
         let f = super::args::function("watch: fn", &f)?;
-        let session = if options.is_object() {
-            session_label(
-                "watch",
-                &js_sys::Reflect::get(&options, &"session".into()).unwrap_or_default(),
-            )?
-        } else {
-            None
-        };
+        let e = self::options("watch options", &options, &["warmup", "iterations", "session"])?;
         let opts = WatchOptions {
-            warmup: count(&options, "warmup", 5)?,
-            iterations: count(&options, "iterations", 20)?,
-            session,
+            warmup: count(&e, "warmup", 5)?,
+            iterations: count(&e, "iterations", 20)?,
+            session: session_label("watch", &get(&e, "session"))?,
         };
         let sessions = super::session::live_sessions();
         let refs: Vec<&crate::Session> = sessions.iter().map(|s| &**s).collect();

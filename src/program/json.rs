@@ -13,7 +13,8 @@
 //!
 //! A node's id is its index in `nodes`; `args` may only name earlier nodes. Constants carry
 //! `data` (numbers; `"NaN"`, `"Infinity"`, `"-Infinity"` as strings), `shape` and `dtype`. Parsing
-//! never panics: anything malformed is `INVALID_PROGRAM` naming the node.
+//! never panics: anything malformed is `INVALID_PROGRAM` naming the node, but a dim no program may
+//! hold (zero, negative but an input's -1, a fraction), `INVALID_ARGUMENT` as anywhere (API.md).
 
 use serde::{Deserialize, Serialize};
 
@@ -62,7 +63,7 @@ struct NodeJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     dtype: Option<DType>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    shape: Option<Vec<i64>>,
+    shape: Option<Vec<serde_json::Number>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     data: Option<Vec<Num>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -130,20 +131,20 @@ fn node_json(node: &Node) -> NodeJson {
             op: "input".into(),
             name: Some(name.clone()),
             dtype: Some(*dtype),
-            shape: Some(shape.clone()),
+            shape: Some(shape.iter().map(|&d| d.into()).collect()),
             ..Default::default()
         },
         Node::State { name, dtype, shape } => NodeJson {
             op: "state".into(),
             name: Some(name.clone()),
             dtype: Some(*dtype),
-            shape: Some(shape.iter().map(|&d| d as i64).collect()),
+            shape: Some(shape.iter().map(|&d| d.into()).collect()),
             ..Default::default()
         },
         Node::Constant { data, shape, dtype } => NodeJson {
             op: "constant".into(),
             dtype: Some(*dtype),
-            shape: Some(shape.iter().map(|&d| d as i64).collect()),
+            shape: Some(shape.iter().map(|&d| d.into()).collect()),
             data: Some(data.iter().map(|&v| v.into()).collect()),
             ..Default::default()
         },
@@ -170,15 +171,36 @@ fn bad(i: usize, what: impl std::fmt::Display) -> Error {
     Error::InvalidProgram(format!("node {i}: {what}"))
 }
 
+/// The dims of node `i`'s `shape`, each a whole number (`4.0` too): anything else — a fraction, a
+/// number past 2^53 — and a zero, a negative (but an input's -1) or an over-large dim is `INVALID_ARGUMENT`,
+/// as anywhere (API.md); a missing shape is `INVALID_PROGRAM`.
 fn dims(i: usize, shape: Option<Vec<i64>>, allow_dynamic: bool) -> Result<Vec<i64>> {
     let shape = shape.ok_or_else(|| bad(i, "missing 'shape'"))?;
     if let Some(d) = shape
         .iter()
         .find(|&&d| d == 0 || d < -1 || (!allow_dynamic && d < 0) || d > crate::shape::MAX_ELEMENTS as i64)
     {
-        return Err(bad(i, format!("dimension {d} in {shape:?} is not allowed here")));
+        return Err(Error::InvalidArgument(format!(
+            "node {i}: dimension {d} in {shape:?} is not allowed here"
+        )));
     }
     Ok(shape)
+}
+
+/// `shape` as whole numbers (`INVALID_ARGUMENT` naming node `i` for any other number).
+fn whole(i: usize, shape: Option<Vec<serde_json::Number>>) -> Result<Option<Vec<i64>>> {
+    let Some(shape) = shape else { return Ok(None) };
+    let exact = |f: f64| (f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15).then_some(f as i64);
+    let dims = shape
+        .iter()
+        .map(|n| n.as_i64().or_else(|| n.as_f64().and_then(exact)).ok_or(n));
+    dims.collect::<std::result::Result<Vec<_>, _>>()
+        .map(Some)
+        .map_err(|n| {
+            Error::InvalidArgument(format!(
+                "node {i}: dimension {n} is not a whole number below 2^53"
+            ))
+        })
 }
 
 fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
@@ -191,6 +213,7 @@ fn parse_node(i: usize, j: NodeJson) -> Result<Node> {
         args,
         mut attrs,
     } = j;
+    let shape = whole(i, shape)?;
     let unexpected = |present: bool, field: &str| {
         if present {
             Err(bad(i, format!("'{op}' takes no '{field}'")))
@@ -294,7 +317,7 @@ impl Program {
     }
 
     /// Parses and validates a program; anything malformed is `INVALID_PROGRAM` (or the shape and
-    /// dtype codes for type errors), never a panic.
+    /// dtype codes for type errors, `INVALID_ARGUMENT` for dims), never a panic.
     pub fn from_json(text: &str) -> Result<Program> {
         let j: ProgramJson = serde_json::from_str(text)
             .map_err(|e| Error::InvalidProgram(format!("program JSON is malformed: {e}")))?;
@@ -321,66 +344,4 @@ impl Program {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn running_mean() -> Program {
-        let mut p = Program::new("running_mean");
-        let x = p.input("x", DType::Float32, &[-1, 4]).unwrap();
-        let acc = p.state("acc", DType::Float32, &[4]).unwrap();
-        let s = p.sum(x, &[0], false).unwrap();
-        let next = p.add(acc, s).unwrap();
-        p.assign("acc", next).unwrap();
-        let r = p.relu(next).unwrap();
-        p.output("y", r).unwrap();
-        let c = p
-            .constant(&[f64::NAN, f64::INFINITY, -0.5, 1e-30], &[4], DType::Float32)
-            .unwrap();
-        let m = p.mul(r, c).unwrap();
-        let t = p.transpose(m, None).unwrap();
-        p.output("z", t).unwrap();
-        p
-    }
-
-    #[test]
-    fn json_round_trip_is_exact() {
-        let p = running_mean();
-        let text = p.to_json_string();
-        let q = Program::from_json(&text).unwrap();
-        assert_eq!(q.to_json_string(), text);
-        assert_eq!(q.nodes().len(), p.nodes().len());
-        assert!(
-            text.contains("\"NaN\"") && text.contains("\"Infinity\""),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn malformed_json_is_invalid_program_never_a_panic() {
-        let good = running_mean().to_json();
-        let mut cases: Vec<String> = vec![
-            "".into(),
-            "{".into(),
-            "[]".into(),
-            "null".into(),
-            r#"{"format":"affon.program/1","name":"p","nodes":[{"op":"add","args":[0,0]}],"outputs":[{"name":"y","node":0}]}"#.into(),
-            r#"{"format":"affon.program/1","name":"p","nodes":[{"op":"input","name":"x","dtype":"float32","shape":[2]},{"op":"relu","args":[2]}],"outputs":[{"name":"y","node":1}]}"#.into(),
-            r#"{"format":"affon.program/1","name":"p","nodes":[{"op":"input","name":"x","dtype":"float32","shape":[2]}],"outputs":[{"name":"y","node":7}]}"#.into(),
-            r#"{"format":"affon.program/1","name":"p","nodes":[{"op":"frobnicate","args":[]}]}"#.into(),
-            r#"{"format":"affon.program/2","name":"p","nodes":[]}"#.into(),
-            r#"{"format":"affon.program/1","name":"p","nodes":[{"op":"input","name":"x","dtype":"float32","shape":[0]}]}"#.into(),
-            r#"{"format":"affon.program/1","name":"p","nodes":[{"op":"input","name":"x","dtype":"float32","shape":[2]}],"outputs":[]}"#.into(),
-            r#"{"format":"affon.program/1","name":"p","nodes":[{"op":"input","name":"x","dtype":"float32","shape":[2],"axis":1}],"outputs":[{"name":"y","node":0}]}"#.into(),
-        ];
-        // every prefix of a valid program
-        let text = good.to_string();
-        cases.extend((0..text.len()).step_by(7).map(|n| text[..n].to_string()));
-        for c in cases {
-            let e = Program::from_json(&c).unwrap_err();
-            assert_eq!(e.code(), "INVALID_PROGRAM", "{c} → {e}");
-        }
-        let e = Program::from_json(r#"{"format":"affon.program/1","name":"p","nodes":[{"op":"input","name":"x","dtype":"float32","shape":[2,3]},{"op":"input","name":"w","dtype":"float32","shape":[2,3]},{"op":"matmul","args":[0,1]}],"outputs":[{"name":"y","node":2}]}"#).unwrap_err();
-        assert_eq!(e.code(), "SHAPE_MISMATCH");
-        assert!(e.to_string().contains("node 2 (matmul)"), "{e}");
-    }
-}
+mod tests;

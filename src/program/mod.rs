@@ -77,11 +77,13 @@ fn node_err(id: NodeId, node: &Node, e: Error) -> Error {
         Node::Constant { .. } => format!("node {id} (constant)"),
         Node::Op { op, .. } => format!("node {id} ({})", op.name()),
     };
-    // a dimension that is negative (other than an input's -1) or zero is INVALID_ARGUMENT anywhere
-    // (API.md), in a program as eagerly: an input's or a reshape target's dims keep that code
+    // a zero or negative dim (but an input's -1) is INVALID_ARGUMENT anywhere (API.md): the dims
+    // (and data, as eagerly) of an input, a state, a constant and a reshape target keep that code
     let dims_node = matches!(
         node,
         Node::Input { .. }
+            | Node::State { .. }
+            | Node::Constant { .. }
             | Node::Op {
                 op: Op::Reshape { .. },
                 ..

@@ -199,6 +199,13 @@ pub async fn program_errors_change_nothing(s: &Session) {
         bad.reshape(i, vec![0i64, 6]).unwrap_err().code(),
         "INVALID_ARGUMENT"
     );
+    // a state's or a constant's zero dimension too, and a constant value its dtype cannot hold
+    let zero_state = bad.state("z0", DType::Float32, &[2, 0]).unwrap_err();
+    let zero_constant = bad.constant(&[], &[0], DType::Float32).unwrap_err();
+    let int = bad.constant(&[1.5], &[1], DType::Int32).unwrap_err();
+    for e in [zero_state, zero_constant, int] {
+        assert_eq!(e.code(), "INVALID_ARGUMENT", "{e}");
+    }
     assert_eq!(
         bad.reshape(i, vec![-2i64, 3]).unwrap_err().code(),
         "INVALID_ARGUMENT"
