@@ -145,6 +145,15 @@ export function tfjsCases(session) {
   out.throws = code(() => session.tidy(() => { session.zeros([8]); throw new Error('boom'); }));
   out.afterThrow = session.memory().numBytes - m0.numBytes;
   out.asyncTidy = code(() => session.tidy(async () => 1));
+  // a class instance and an object with no prototype keep what they hold, as in TF.js; a typed
+  // array beside a tensor is not walked
+  class Model { constructor(w) { this.w = w; this.meta = { b: w.neg() }; } }
+  const model = session.tidy(() => new Model(session.ones([2])));
+  const bare = session.tidy(() => { const o = Object.create(null); o.t = session.ones([3]); return o; });
+  const withData = session.tidy(() => ({ data: new Float32Array(1 << 20), t: session.ones([1]) }));
+  out.objects = [model.w, model.meta.b, bare.t, withData.t].map((t) => t.disposed);
+  out.objectsBytes = session.memory().numBytes - m0.numBytes;
+  for (const t of [model.w, model.meta.b, bare.t, withData.t]) t.dispose();
   return out;
 }
 
@@ -260,6 +269,13 @@ async fn tensorflow_js_memory_cases() {
         field(&out, "asyncTidy").as_string().as_deref(),
         Some("AffonError:INVALID_ARGUMENT")
     );
+    assert_eq!(
+        bools(&field(&out, "objects")),
+        vec![false; 4],
+        "tidy keeps the tensors a class instance or a null-prototype object holds"
+    );
+    // [2] + [2] + [3] + [1] floats, nothing else left
+    assert_eq!(field(&out, "objectsBytes").as_f64(), Some(32.0));
 }
 
 #[wasm_bindgen_test]

@@ -49,11 +49,9 @@ pub struct JsSession {
 }
 
 /// What one tidy result walk has seen: the objects visited (each once: a result that refers to
-/// itself is walked once, not exponentially), `Object.prototype` (plain objects are looked into) and
-/// the tensor handles found.
+/// itself is walked once, not exponentially) and the tensor handles found.
 struct Walk {
     seen: js_sys::Set,
-    plain: JsValue,
     ids: std::collections::HashSet<u64>,
 }
 
@@ -62,15 +60,16 @@ impl Walk {
     fn tensor_ids(result: &JsValue) -> std::collections::HashSet<u64> {
         let mut walk = Walk {
             seen: js_sys::Set::new(&JsValue::UNDEFINED),
-            plain: super::safe::prototype(&js_sys::Object::new()),
             ids: Default::default(),
         };
         walk.visit(result, 0);
         walk.ids
     }
 
-    /// Walks a tidy result for tensor handles: a Tensor, or arrays / plain objects of them, read
-    /// through calls that catch (an object whose properties cannot be read is not looked into).
+    /// Walks a tidy result for tensor handles: a Tensor, or arrays / objects of them — plain, class
+    /// instances, with no prototype, as TF.js walks any container — by their own enumerable fields,
+    /// read through calls that catch (an object whose properties cannot be read is not looked into;
+    /// a typed array's elements are not walked).
     fn visit(&mut self, v: &JsValue, depth: usize) {
         if depth > 32 || !v.is_object() || self.seen.has(v) {
             return;
@@ -78,7 +77,7 @@ impl Walk {
         self.seen.add(v);
         if let Some(t) = JsTensor::resolve(v) {
             self.ids.insert(t.id());
-        } else if super::safe::prototype(v) == self.plain || super::safe::is_array(v) {
+        } else if super::safe::typed_tag(v).is_none() {
             for (_, x) in super::safe::entries("", v).unwrap_or_default() {
                 self.visit(&x, depth + 1);
             }
