@@ -145,6 +145,14 @@ export function tfjsCases(session) {
   out.throws = code(() => session.tidy(() => { session.zeros([8]); throw new Error('boom'); }));
   out.afterThrow = session.memory().numBytes - m0.numBytes;
   out.asyncTidy = code(() => session.tidy(async () => 1));
+  // an async function is refused before it runs: nothing it would make is made
+  let ran = false;
+  const mAsync = session.memory();
+  out.asyncNotRun = [code(() => session.tidy(async () => { ran = true; session.ones([2]); await 0; })), ran,
+    session.memory().numBytes - mAsync.numBytes];
+  // a plain function returning a promise is refused once it returned (what it made before is disposed)
+  out.promiseTidy = code(() => session.tidy(() => { session.ones([2]); return Promise.resolve(1); }));
+  out.promiseBytes = session.memory().numBytes - mAsync.numBytes;
   // a class instance and an object with no prototype keep what they hold, as in TF.js; a typed
   // array beside a tensor is not walked
   class Model { constructor(w) { this.w = w; this.meta = { b: w.neg() }; } }
@@ -269,6 +277,18 @@ async fn tensorflow_js_memory_cases() {
         field(&out, "asyncTidy").as_string().as_deref(),
         Some("AffonError:INVALID_ARGUMENT")
     );
+    let not_run = js_sys::Array::from(&field(&out, "asyncNotRun"));
+    assert_eq!(
+        not_run.get(0).as_string().as_deref(),
+        Some("AffonError:INVALID_ARGUMENT")
+    );
+    assert_eq!(not_run.get(1).as_bool(), Some(false), "the async fn did not run");
+    assert_eq!(not_run.get(2).as_f64(), Some(0.0));
+    assert_eq!(
+        field(&out, "promiseTidy").as_string().as_deref(),
+        Some("AffonError:INVALID_ARGUMENT")
+    );
+    assert_eq!(field(&out, "promiseBytes").as_f64(), Some(0.0));
     assert_eq!(
         bools(&field(&out, "objects")),
         vec![false; 4],

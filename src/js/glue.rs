@@ -48,6 +48,11 @@ for (const n of ['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', '
   if (typeof globalThis[n] === 'function') viewCtors.set(n, globalThis[n]);
 }
 const ctorOf = (v) => viewCtors.get(apply(taName, v, []));
+const objectTag = Object.prototype.toString;
+export function affon_is_async(f) {
+  // whether f is an async function, by its tag, before anything calls it
+  try { return apply(objectTag, f, []) === '[object AsyncFunction]'; } catch (e) { return false; }
+}
 export function affon_typed_tag(v) {
   // 'Float32Array' and so on for a TypedArray (read from its slot), null for anything else
   try { return apply(taName, v, []) ?? null; } catch (e) { return null; }
@@ -332,6 +337,8 @@ extern "C" {
     ) -> JsValue;
     /// Defines `o[k] = v` as an own data property (no setter runs).
     pub(crate) fn affon_own(o: &JsValue, k: &str, v: &JsValue);
+    /// Whether `f` is an async function (by its tag; false where reading it throws).
+    pub(crate) fn affon_is_async(f: &JsValue) -> bool;
     /// A TypedArray's type name, read from its slot, or null.
     pub(crate) fn affon_typed_tag(v: &JsValue) -> Option<String>;
     /// A fresh view over a TypedArray's memory, read from its slots, or null.

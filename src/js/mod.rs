@@ -28,8 +28,8 @@ use wasm_bindgen::prelude::*;
 
 use crate::error::Error;
 pub(crate) use glue::{
-    affon_copy_typed, affon_nest, affon_own, affon_pick, affon_plain, affon_settle, affon_typed_length,
-    affon_typed_tag, affon_typed_view,
+    affon_copy_typed, affon_is_async, affon_nest, affon_own, affon_pick, affon_plain, affon_settle,
+    affon_typed_length, affon_typed_tag, affon_typed_view,
 };
 use glue::{affon_error, affon_guard, affon_install_hook, affon_patch_dispose, affon_proto};
 

@@ -212,6 +212,12 @@ impl JsSession {
         let s = self.open()?;
         let f = if a.is_function() || b.is_undefined() { a } else { b };
         let f = args::function("tidy: fn", &f)?;
+        // an async function is refused before it runs; another that returns a promise, after
+        if super::affon_is_async(&f) {
+            return Err(to_js(invalid_arg!(
+                "tidy cannot take an async function: tensors would be disposed before it finishes"
+            )));
+        }
         s.begin_scope();
         let result = f.call0(&JsValue::UNDEFINED);
         let mut ids = std::collections::HashSet::new();
