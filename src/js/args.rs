@@ -203,8 +203,9 @@ pub(crate) fn pairs(what: &str, v: &JsValue) -> JsResult<Vec<(i64, i64)>> {
         .collect()
 }
 
-/// `split`'s `numOrSizes`: a number of equal parts, or the sizes.
-pub(crate) fn parts(what: &str, v: &JsValue) -> JsResult<(Option<usize>, Vec<usize>)> {
+/// `split`'s `numOrSizes`: a number of equal parts, or the sizes — at most one `-1` (`None`): what
+/// the others leave, as in TF.js.
+pub(crate) fn parts(what: &str, v: &JsValue) -> JsResult<(Option<usize>, Vec<Option<usize>>)> {
     if v.as_f64().is_some() {
         let n = int_or(what, v, 1)?;
         if n < 1 {
@@ -214,7 +215,19 @@ pub(crate) fn parts(what: &str, v: &JsValue) -> JsResult<(Option<usize>, Vec<usi
         let n = usize::try_from(n).map_err(|_| wrong(what, "a number of parts a dimension can hold", v))?;
         return Ok((Some(n), vec![]));
     }
-    Ok((None, shape(what, v)?))
+    let sizes = numbers(what, v)?;
+    if sizes.iter().filter(|&&d| d == -1.0).count() > 1 {
+        return Err(wrong(what, "sizes with at most one -1", v));
+    }
+    let known: Vec<f64> = sizes.iter().copied().filter(|&d| d != -1.0).collect();
+    let mut known = crate::shape::dims_from_f64(&known).map_err(to_js)?.into_iter();
+    Ok((
+        None,
+        sizes
+            .iter()
+            .map(|&d| if d == -1.0 { None } else { known.next() })
+            .collect(),
+    ))
 }
 
 /// A shape: an array of positive integers (`[]` is a scalar).

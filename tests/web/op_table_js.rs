@@ -81,11 +81,15 @@ export async function tableOps(session, Program, ledger) {
   out.pad = await v.slice([1, 0], [1, 2]).pad([[0, 0], [1, 1]], 9).array();
   out.tile = await session.tensor([1, 2]).tile([2]).array();
   out.split = await Promise.all(v.split(3, 1).map((t) => t.array()));
+  out.splitRest = await Promise.all(v.split([1, -1], 1).map((t) => t.array()));
+  out.splitRestFirst = v.split([-1, 2], 1).map((t) => t.shape);
+  rejects('splitTwoRests', () => v.split([-1, -1], 1));
+  rejects('splitNoRest', () => v.split([3, -1], 1));
   out.concat = await session.concat([v, v.neg()], 0).array();
   out.stack = session.stack([v, v], 1).shape;
   const z = new Program('joins');
   const zn = z.input('v', 'float32', [2, 3]);
-  const [left, right] = z.split(zn, [1, 2], 1);
+  const [left, right] = z.split(zn, [1, -1], 1);
   z.output('swapped', z.concat([right, left], 1));
   out.programConcat = await session.compile(z).run({ v }).swapped.array();
   out.prod = await session.tensor([[1, 2, 3], [4, 5, 6]]).prod(1).array();
@@ -242,6 +246,10 @@ async fn op_table_js_surface() {
         ("pad", "[[9,0,5,9]]"),
         ("tile", "[1,2,1,2]"),
         ("split", "[[[3],[0]],[[1],[5]],[[2],[5]]]"),
+        ("splitRest", "[[[3],[0]],[[1,2],[5,5]]]"),
+        ("splitRestFirst", "[[2,1],[2,2]]"),
+        ("splitTwoRests", "\"INVALID_ARGUMENT\""),
+        ("splitNoRest", "\"INVALID_ARGUMENT\""),
         ("concat", "[[3,1,2],[0,5,5],[-3,-1,-2],[0,-5,-5]]"),
         ("stack", "[2,2,3]"),
         ("programConcat", "[[1,2,3],[5,5,0]]"),

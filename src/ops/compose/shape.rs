@@ -283,12 +283,23 @@ pub(crate) fn split<G: Graph>(g: &mut G, x: &G::V, sizes: &[usize], axis: i64) -
     Ok(out)
 }
 
-/// The sizes of `split(numOrSizes)`: `n` equal parts, or the given sizes.
+/// The sizes of `split(numOrSizes)`: `n` equal parts, or the given sizes, a `None` among them (at
+/// most one: `args::parts`) being what the others leave of `len` (TF.js's `-1`).
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // the JS bindings' `numOrSizes`
-pub(crate) fn split_sizes(len: usize, parts: Option<usize>, sizes: &[usize]) -> Result<Vec<usize>> {
+pub(crate) fn split_sizes(len: usize, parts: Option<usize>, sizes: &[Option<usize>]) -> Result<Vec<usize>> {
     match parts {
         Some(n) if n >= 1 && len.is_multiple_of(n) => Ok(vec![len / n; n]),
         Some(n) => Err(invalid_arg!("split: {len} does not divide into {n} equal parts")),
-        None => Ok(sizes.to_vec()),
+        None => {
+            let known = sizes.iter().flatten().try_fold(0usize, |a, &d| a.checked_add(d));
+            let rest = known.and_then(|k| len.checked_sub(k)).filter(|&r| r > 0);
+            match (sizes.contains(&None), rest) {
+                (false, _) => Ok(sizes.iter().flatten().copied().collect()),
+                (true, Some(r)) => Ok(sizes.iter().map(|d| d.unwrap_or(r)).collect()),
+                (true, None) => Err(invalid_arg!(
+                    "split: the sizes {sizes:?} leave nothing of {len} for the -1"
+                )),
+            }
+        }
     }
 }
