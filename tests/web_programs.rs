@@ -186,7 +186,8 @@ export async function profileCase(session) {
   session.tidy(() => { inTidy = session.profile(() => { session.zeros([4]); }); });
   await inTidy;
   return [info.newBytes, info.peakBytes, info.newTensors, info.kernels.length, k.name, k.bytesAdded,
-          k.inputShapes[0][0], k.outputShapes[0][0], k.totalBytesSnapshot, ranAtCall, session.memory().numTensors - n0];
+          k.inputShapes[0][0], k.outputShapes[0][0], k.totalBytesSnapshot, ranAtCall, session.memory().numTensors - n0,
+          k.tensorsAdded, k.totalTensorsSnapshot, info.kernels[1].totalTensorsSnapshot];
 }
 
 "#)]
@@ -310,6 +311,8 @@ async fn profile_square_twice() {
         out[10], 0.0,
         "a profile inside a tidy: the tidy disposed what its fn made"
     );
+    // each square adds one tensor; x and that result are live after each (x2 was disposed between)
+    assert_eq!(out[11..14], [1.0, 2.0, 2.0], "tensorsAdded, totalTensorsSnapshot");
 }
 
 #[wasm_bindgen_test]
