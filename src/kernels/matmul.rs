@@ -96,7 +96,8 @@ pub(crate) fn matmul_with(
     params.extend([0, k as u32]);
     let t = wgsl_type(a.dtype);
     let cpu_form = CpuForm::pick(ctx, (m, k, n), batch, (ta, tb));
-    let large = n.div_ceil(TILE) * m.div_ceil(TILE) * batch.max(1) >= MIN_LARGE_GROUPS;
+    // the 16×16 forms need 256 invocations a workgroup; `matmul.wgsl`'s 16×8 covers any shape
+    let large = n.div_ceil(TILE) * m.div_ceil(TILE) * batch.max(1) >= MIN_LARGE_GROUPS || ctx.workgroup < 256;
     // GPUs: plain operands read as vec4s, enough 128×128 tiles to fill a large one, M and N at least
     // a tile (a pointwise convolution into 64 channels, 12544×32·32×64, would leave half of each
     // tile idle; the 64×64 tiling has 196 full tiles there), and 16 KiB of workgroup memory (WebGPU's
@@ -111,8 +112,6 @@ pub(crate) fn matmul_with(
         && n.div_ceil(BIG_TILE) * m.div_ceil(BIG_TILE) * batch.max(1) >= MIN_BIG_GROUPS
         && ctx.device.limits().max_compute_workgroup_storage_size >= 16384
         && ctx.workgroup >= 256;
-    // the 16×16 forms need 256 invocations a workgroup; `matmul.wgsl`'s 16×8 covers any shape
-    let large = large || ctx.workgroup < 256;
     let (kernel, tile, form) = match cpu_form {
         Some(f) => ("matmul_cpu", f.tile(), f.key()),
         None if big => ("matmul_big", (BIG_TILE, BIG_TILE), String::new()),

@@ -354,7 +354,7 @@ pub(crate) const IRREGULAR: &[(&str, &str, &str, &str)] = &[
     ("matmul", "`a.matmul(b, transposeA = false, transposeB = false)`", "Batched product over the last two axes; leading dims broadcast; either side transposed first.", "`matmul` (its transposes are attributes read in the kernel)"),
     ("where", "`a.where(cond, b)`", "Elements of `a` where the bool `cond` holds, else of `b` (a Tensor or a number); all three broadcast (TF.js `where(cond, a, b)`; Rust `select`).", "`where`, args `[a, cond, b]`"),
     ("batchNorm", "`x.batchNorm(mean, variance, offset?, scale?, varianceEpsilon = 1e-3)`", "`(x − mean) / √(variance + ε) · scale + offset`, parameters broadcast (per channel in NHWC).", "its primitives"),
-    ("split", "`x.split(numOrSizes, axis = 0) → Tensor[]`", "Equal parts, or slices of the given sizes, along `axis`.", "its primitives"),
+    ("split", "`x.split(numOrSizes, axis = 0) → Tensor[]`", "Equal parts, or slices of the given sizes along `axis` — one size may be `-1`, what the others leave (as in TF.js; two `-1`s, or nothing left for it, `INVALID_ARGUMENT`).", "its primitives"),
     ("concat", "`session.concat(tensors, axis = 0)`, `p.concat(nodes, axis)`", "Joins along an existing axis.", "its primitives"),
     ("stack", "`session.stack(tensors, axis = 0)`, `p.stack(nodes, axis)`", "Joins along a new axis.", "its primitives"),
 ];
