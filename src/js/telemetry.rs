@@ -39,8 +39,8 @@ fn json_of(v: &JsValue) -> JsResult<serde_json::Value> {
 
 /// The options `allowed` of the object `v` of `what`, each read once by name (inherited fields and
 /// getters count, as in `Session.create`; a throwing one is `INVALID_ARGUMENT`), those not
-/// `undefined` kept. `undefined` or `null` is none; anything but a plain object, or an own key
-/// outside `allowed`, is `INVALID_ARGUMENT` (a misspelt option is an error, never a default).
+/// `undefined` kept. `undefined` or `null` is none; anything but an object (an array too), or an own
+/// key outside `allowed`, is `INVALID_ARGUMENT` (a misspelt option is an error, never a default).
 fn options(what: &str, v: &JsValue, allowed: &[&str]) -> JsResult<Vec<(String, JsValue)>> {
     if v.is_undefined() || v.is_null() {
         return Ok(Vec::new());
@@ -88,7 +88,7 @@ fn count(entries: &[(String, JsValue)], k: &str, default: u64) -> JsResult<u64> 
     }
 }
 
-/// `synchronized` among `entries`: absent is `false`, anything but a boolean `INVALID_ARGUMENT`.
+/// The boolean option `k` among `entries`: absent is `false`, anything but a boolean `INVALID_ARGUMENT`.
 fn flag(entries: &[(String, JsValue)], k: &str) -> JsResult<bool> {
     let v = get(entries, k);
     if v.is_undefined() {
