@@ -312,6 +312,10 @@ export async function exactCodes(Session, Program, telemetry, ledger) {
   await expect('p.constant(shape [2, 0])', IA, () => p.constant([], [2, 0]));
   await expect('p.constant(1.5 as int32)', IA, () => p.constant([1.5], [1], 'int32'));
   if (p.toJSON().nodes.length !== 0) problems.push('a refused declaration added a node');
+  // tidy(async fn) is refused before fn runs: nothing it would make is made, the whole ledger unchanged
+  let asyncRan = false;
+  await expect('tidy(async fn)', IA, () => s.tidy(async () => { asyncRan = true; s.ones([2]); await 0; }));
+  if (asyncRan) problems.push('tidy ran the async function it refused');
   s.dispose();
   return { problems };
 }
