@@ -75,10 +75,37 @@ fn process_metrics_sum_sessions_and_environment_configures_pools() {
         .find(|r| r.name == "live_bytes" && r.labels.as_ref().is_some_and(|l| l["session"] == "b"))
         .unwrap();
     assert_eq!(labelled.value, 1200.0);
+    // live bytes per origin: process-wide one record per origin summed over the sessions, largest
+    // first; per session in origin order
+    let ones = a.ones(&[100], DType::Float32).unwrap();
+    let by_origin = |session: Option<&str>| -> Vec<(String, f64)> {
+        let recs = telemetry::metrics().into_iter();
+        recs.filter(|r| r.name == "live_bytes_by_origin")
+            .filter(|r| {
+                r.labels
+                    .as_ref()
+                    .and_then(|l| l.get("session"))
+                    .map(String::as_str)
+                    == session
+            })
+            .map(|r| (r.labels.as_ref().unwrap()["origin"].clone(), r.value))
+            .collect()
+    };
+    let pairs = |v: &[(&str, f64)]| v.iter().map(|&(o, b)| (o.to_string(), b)).collect::<Vec<_>>();
+    assert_eq!(by_origin(None), pairs(&[("zeros", 1240.0), ("ones", 400.0)]));
+    assert_eq!(by_origin(Some("a")), pairs(&[("ones", 400.0), ("zeros", 40.0)]));
+    assert_eq!(by_origin(Some("b")), pairs(&[("zeros", 1200.0)]));
+    drop(ones);
+    assert_eq!(
+        by_origin(None),
+        pairs(&[("zeros", 1240.0)]),
+        "an origin with nothing live goes"
+    );
     drop(ta);
     drop(tb);
+    assert!(by_origin(None).is_empty());
     assert_eq!(value("compute.storage", "live_bytes"), 0);
-    assert_eq!(value("compute.storage", "peak_bytes"), 1240);
+    assert_eq!(value("compute.storage", "peak_bytes"), 1640);
     telemetry::reset_peak();
     assert_eq!(value("compute.storage", "peak_bytes"), 0);
     drop(a);

@@ -219,15 +219,19 @@ pub(crate) fn parts(what: &str, v: &JsValue) -> JsResult<(Option<usize>, Vec<Opt
     if sizes.iter().filter(|&&d| d == -1.0).count() > 1 {
         return Err(wrong(what, "sizes with at most one -1", v));
     }
-    let known: Vec<f64> = sizes.iter().copied().filter(|&d| d != -1.0).collect();
-    let mut known = crate::shape::dims_from_f64(&known).map_err(to_js)?.into_iter();
-    Ok((
-        None,
-        sizes
-            .iter()
-            .map(|&d| if d == -1.0 { None } else { known.next() })
-            .collect(),
-    ))
+    // each size is a dimension's (the same rule), or the one -1
+    let size = |(i, &d): (usize, &f64)| -> JsResult<Option<usize>> {
+        if d == -1.0 {
+            return Ok(None);
+        }
+        match crate::shape::dims_from_f64(&[d]) {
+            Ok(one) => Ok(one.first().copied()),
+            Err(_) => Err(to_js(invalid_arg!(
+                "{what}: size {i} is {d}: every size must be a positive integer, or one of them -1 (sizes {sizes:?})"
+            ))),
+        }
+    };
+    Ok((None, sizes.iter().enumerate().map(size).collect::<JsResult<_>>()?))
 }
 
 /// A shape: an array of positive integers (`[]` is a scalar).

@@ -84,13 +84,16 @@ pub(crate) fn prototype(v: &JsValue) -> JsValue {
     prototype_of(v).unwrap_or(JsValue::NULL)
 }
 
-fn unreadable(what: &str, e: JsValue) -> JsValue {
+/// What a getter or trap threw, in words.
+fn thrown(e: &JsValue) -> String {
     use wasm_bindgen::JsCast;
-    let why = e
-        .dyn_ref::<js_sys::Error>()
+    e.dyn_ref::<js_sys::Error>()
         .map(|e| String::from(e.message()))
-        .unwrap_or_else(|| super::args::describe(&e));
-    to_js(invalid_arg!("{what} could not be read: {why}"))
+        .unwrap_or_else(|| super::args::describe(e))
+}
+
+fn unreadable(what: &str, e: JsValue) -> JsValue {
+    to_js(invalid_arg!("{what} could not be read: {}", thrown(&e)))
 }
 
 /// A copy of the array `v` (its elements read once, by `Array.from`), at most `max` long.
@@ -130,10 +133,20 @@ pub(crate) fn entries(what: &str, v: &JsValue) -> JsResult<Vec<(String, JsValue)
         .collect())
 }
 
-/// `Object.keys(v)`.
-pub(crate) fn keys(what: &str, v: &JsValue) -> JsResult<Vec<String>> {
-    let list = object_keys(v).map_err(|e| unreadable(what, e))?;
-    Ok(list.iter().filter_map(|k| k.as_string()).collect())
+/// `INVALID_ARGUMENT` naming the first own key of the object `v` (`Object.keys`) outside
+/// `allowed` — a misspelt option is an error, never a default — or saying what reading them threw.
+pub(crate) fn known_keys(what: &str, v: &JsValue, allowed: &[&str]) -> crate::Result<()> {
+    let list = object_keys(v).map_err(|e| invalid_arg!("{what} could not be read: {}", thrown(&e)))?;
+    match list
+        .iter()
+        .filter_map(|k| k.as_string())
+        .find(|k| !allowed.contains(&k.as_str()))
+    {
+        Some(k) => Err(invalid_arg!(
+            "{what}: unknown option '{k}' (expected one of {allowed:?})"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// `v` once it settles, when it is a promise (by its prototype chain, as `instanceof` sees it);

@@ -70,7 +70,7 @@ pub(super) fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
             describe(&options)
         ));
     }
-    check_keys(&options, &TOP, "Session.create options")?;
+    crate::js::safe::known_keys("Session.create options", &options, &TOP)?;
     let (options, pool_keys) =
         crate::js::safe::pick("Session.create options", &options, &TOP, "pool", &POOL)?;
     if let Some(k) = pool_keys.iter().find(|k| !POOL.contains(&k.as_str())) {
@@ -118,22 +118,6 @@ pub(super) fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
         kernels: crate::Kernels::ForAdapter,
         workgroup_limit: None,
     })
-}
-
-fn check_keys(obj: &JsValue, allowed: &[&str], context: &str) -> crate::Result<()> {
-    if !obj.is_object() {
-        return Ok(()); // undefined is fine; other non-objects fail in deserialisation
-    }
-    let keys = crate::js::safe::keys(context, obj)
-        .map_err(|_| invalid_arg!("{context}: the options could not be read"))?;
-    for k in keys {
-        if !allowed.contains(&k.as_str()) {
-            return Err(invalid_arg!(
-                "{context}: unknown option '{k}' (expected one of {allowed:?})"
-            ));
-        }
-    }
-    Ok(())
 }
 
 pub(super) struct RandomArg(Vec<(String, JsValue)>);

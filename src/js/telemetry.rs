@@ -51,12 +51,7 @@ fn options(what: &str, v: &JsValue, allowed: &[&str]) -> JsResult<Vec<(String, J
             describe(v)
         )));
     }
-    let keys = super::safe::keys(what, v)?;
-    if let Some(k) = keys.iter().find(|k| !allowed.contains(&k.as_str())) {
-        return Err(to_js(invalid_arg!(
-            "{what}: unknown option '{k}' (expected one of {allowed:?})"
-        )));
-    }
+    super::safe::known_keys(what, v, allowed).map_err(to_js)?;
     let mut read = Vec::new();
     for &k in allowed {
         let x = js_sys::Reflect::get(v, &k.into())
@@ -226,16 +221,9 @@ impl JsTelemetry {
                 describe(&input)
             )));
         }
-        let all = [
-            "samples",
-            "warmup",
-            "session",
-            "synchronized",
-            "before",
-            "warm",
-            "after",
-            "iterations",
-        ];
+        // every key of either form, each once
+        let mut all = SAMPLES.to_vec();
+        all.extend(SNAPSHOTS.iter().filter(|k| !SAMPLES.contains(k)));
         let e = options("diagnose", &input, &all)?;
         let samples = get(&e, "samples");
         let (form, allowed) = match samples.is_undefined() {

@@ -5,7 +5,6 @@
 //! `Float64Array` and rebuilds the records from a cached layout, so a call costs a few µs.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 use super::{devices_lost, forgotten, ledger_rows, owner_tables, registry, MetricKind, MetricRecord};
 use crate::accounting::{LedgerSnapshot, PROCESS};
@@ -103,11 +102,19 @@ pub(crate) fn emit(sink: &mut impl Sink) {
     for (name, v) in crate::platform::runtime_memory() {
         sink.record(row(("runtime.memory", name, Gauge, "bytes"), &[], v as f64, None));
     }
-    let mut by_origin = BTreeMap::new();
+    // one entry per origin across the sessions' tables (each in origin order), largest first
+    let mut by_origin: Vec<(std::sync::Arc<str>, u64)> = Vec::new();
     for o in owner_tables() {
-        o.bytes_by_origin_into(&mut by_origin);
+        o.each_origin(|origin, bytes| by_origin.push((origin.clone(), bytes)));
     }
-    let mut by_origin: Vec<(std::sync::Arc<str>, u64)> = by_origin.into_iter().collect();
+    by_origin.sort_by(|a, b| a.0.cmp(&b.0));
+    by_origin.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            kept.1 += later.1;
+        }
+        same
+    });
     by_origin.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     for (origin, bytes) in &by_origin {
         let labels = [("origin", &**origin)];
@@ -122,17 +129,15 @@ pub(crate) fn emit(sink: &mut impl Sink) {
         let Some(l) = r.ledger.upgrade() else { continue };
         ledger_into(sink, &l.snapshot(), &[("session", &r.label)]);
         if let Some(o) = r.owners.upgrade() {
-            let mut mine = BTreeMap::new();
-            o.bytes_by_origin_into(&mut mine);
-            for (origin, bytes) in &mine {
+            o.each_origin(|origin, bytes| {
                 let labels = [("session", r.label.as_str()), ("origin", &**origin)];
                 sink.record(row(
                     ("compute.storage", "live_bytes_by_origin", Gauge, "bytes"),
                     &labels,
-                    *bytes as f64,
+                    bytes as f64,
                     None,
                 ));
-            }
+            });
         }
     }
 }

@@ -86,9 +86,10 @@ pub struct OwnerGroup {
 #[derive(Debug, Default)]
 struct Live {
     owners: HashMap<u64, Owner>,
-    /// origin → (storages, bytes); entries removed when they reach zero. Keys are shared with the
-    /// owners, so a known origin costs no allocation.
-    totals: HashMap<Arc<str>, (u64, u64)>,
+    /// origin → (storages, bytes), in origin order (`metrics()` emits them so, with no regrouping);
+    /// entries removed when they reach zero. Keys are shared with the owners, so a known origin
+    /// costs no allocation.
+    totals: BTreeMap<Arc<str>, (u64, u64)>,
     forgotten: (u64, u64),
 }
 
@@ -148,15 +149,11 @@ impl OwnerTable {
         }
     }
 
-    /// Adds this table's live bytes per origin into `into` (origins are shared, not copied).
-    pub(crate) fn bytes_by_origin_into(&self, into: &mut BTreeMap<Arc<str>, u64>) {
-        for (origin, (_, bytes)) in &self.live().totals {
-            match into.get_mut(origin) {
-                Some(b) => *b += bytes,
-                None => {
-                    into.insert(origin.clone(), *bytes);
-                }
-            }
+    /// Calls `f` with each origin's live bytes, in origin order (held under this table's lock: `f`
+    /// must not reach the owner tables).
+    pub(crate) fn each_origin(&self, mut f: impl FnMut(&Arc<str>, u64)) {
+        for (origin, &(_, bytes)) in &self.live().totals {
+            f(origin, bytes);
         }
     }
 

@@ -85,6 +85,9 @@ export async function tableOps(session, Program, ledger) {
   out.splitRestFirst = v.split([-1, 2], 1).map((t) => t.shape);
   rejects('splitTwoRests', () => v.split([-1, -1], 1));
   rejects('splitNoRest', () => v.split([3, -1], 1));
+  rejects('splitZeroSize', () => v.split([-1, 0], 1));
+  // the bad size is named by its place in numOrSizes (the -1 counted)
+  try { v.split([-1, 0], 1); } catch (e) { out.splitZeroSizeSays = /size 1 is 0/.test(e.message); }
   out.concat = await session.concat([v, v.neg()], 0).array();
   out.stack = session.stack([v, v], 1).shape;
   const z = new Program('joins');
@@ -250,6 +253,8 @@ async fn op_table_js_surface() {
         ("splitRestFirst", "[[2,1],[2,2]]"),
         ("splitTwoRests", "\"INVALID_ARGUMENT\""),
         ("splitNoRest", "\"INVALID_ARGUMENT\""),
+        ("splitZeroSize", "\"INVALID_ARGUMENT\""),
+        ("splitZeroSizeSays", "true"),
         ("concat", "[[3,1,2],[0,5,5],[-3,-1,-2],[0,-5,-5]]"),
         ("stack", "[2,2,3]"),
         ("programConcat", "[[1,2,3],[5,5,0]]"),
