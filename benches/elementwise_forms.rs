@@ -85,6 +85,8 @@ mod native {
         // several vec4s a lane (workgroups of 64)
         let lane256 = "@compute @workgroup_size(256) fn main(@builtin(global_invocation_id) g: vec3<u32>, \
             @builtin(num_workgroups) n: vec3<u32>) { let i = g.x + g.y * n.x * 256u;";
+        let lane256j = "@compute @workgroup_size(256) fn main(@builtin(global_invocation_id) g: vec3<u32>, \
+            @builtin(num_workgroups) n: vec3<u32>) { let j = g.x + g.y * n.x * 256u;";
         let lane64 = "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>, \
             @builtin(num_workgroups) n: vec3<u32>) { let j = g.x + g.y * n.x * 64u;";
         let forms = [
@@ -119,6 +121,12 @@ mod native {
                 {{ let i = j + s; if (i < len) {{ let v = a[i]; {CHAIN} b[i] = r; }} }} \
                 {{ let i = j + 2u * s; if (i < len) {{ let v = a[i]; {CHAIN} b[i] = r; }} }} \
                 {{ let i = j + 3u * s; if (i < len) {{ let v = a[i]; {CHAIN} b[i] = r; }} }} }}"), 256),
+            // the same in workgroups of 256, affon's on these adapters (its `vec4.rs` form)
+            ("WGSL: chain, 4 a lane, unrolled, 256", format!("{head}{PSTORAGE}{lane256j} let len = p[0]; let s = p[1]; \
+                {{ let i = j; if (i < len) {{ let v = a[i]; {CHAIN} b[i] = r; }} }} \
+                {{ let i = j + s; if (i < len) {{ let v = a[i]; {CHAIN} b[i] = r; }} }} \
+                {{ let i = j + 2u * s; if (i < len) {{ let v = a[i]; {CHAIN} b[i] = r; }} }} \
+                {{ let i = j + 3u * s; if (i < len) {{ let v = a[i]; {CHAIN} b[i] = r; }} }} }}"), 1024),
             ("WGSL: chain, 4 adjacent a lane, from params", format!("{head}{PSTORAGE}{lane64} for (var k = 0u; k < 4u; k++) {{ \
                 let i = j * 4u + k; if (i >= p[0]) {{ return; }} let v = a[i]; {CHAIN} b[i] = r; }} }}"), 256),
         ];
