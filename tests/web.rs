@@ -281,6 +281,22 @@ async fn metrics_from_js_are_the_records() {
             .is_some_and(|l| l.get("origin").map(String::as_str) == Some("exp"))));
     drop((x, y, z));
     compare("origins gone");
+    // the same origins in the other order (the process-wide records go largest first): a new
+    // layout, never the cached one with the values under swapped labels
+    let order = |recs: &[MetricRecord]| -> Vec<String> {
+        let process_wide = recs.iter().filter(|r| r.name == "live_bytes_by_origin");
+        process_wide
+            .filter_map(|r| r.labels.as_ref().filter(|l| !l.contains_key("session")))
+            .filter_map(|l| l.get("origin").cloned())
+            .filter(|o| o == "ones" || o == "zeros")
+            .collect()
+    };
+    let ones = s.ones(&[1 << 18], affon::DType::Float32).unwrap(); // 1 MiB
+    let zeros = s.zeros(&[1 << 19], affon::DType::Float32).unwrap(); // 2 MiB
+    assert_eq!(order(&compare("zeros above ones")), ["zeros", "ones"]);
+    let more = s.ones(&[1 << 19], affon::DType::Float32).unwrap(); // ones: 3 MiB
+    assert_eq!(order(&compare("ones above zeros")), ["ones", "zeros"]);
+    drop((ones, zeros, more));
     // labels are frozen (shared between calls, so nobody's copy changes under them)
     let a = js_sys::Array::from(&affon::js::JsTelemetry::metrics().unwrap());
     let labelled = a
