@@ -98,16 +98,28 @@ export async function hostilePage(Session, Program, telemetry, ledger) {
   // 5. Options and snapshots read once, in a catching pass
   const expectAffon = async (what, f) => {
     const l0 = ledger();
+    let said = '';
     try { await f(); problems.push(`${what}: no error`); } catch (e) {
       check(e?.name === 'AffonError' && e.code === 'INVALID_ARGUMENT', `${what}: ${e?.name} ${e?.code} ${e?.message}`);
+      said = String(e?.message);
     }
     check(ledger() === l0, `${what}: the ledger moved`);
+    return said;
   };
   await expectAffon('throwing option getter', () => Session.create({ get label() { throw new Error('page getter'); } }));
   await expectAffon('throwing pool getter', () => Session.create({ pool: { get maxTotalBytes() { throw 1; } } }));
   await expectAffon('throwing record getter', () => telemetry.diagnose({
     before: [{ get scope() { throw new Error('page getter'); } }], warm: [], after: [], iterations: 1 }));
   await expectAffon('a thrown object with no prototype', () => Session.create({ get label() { throw Object.create(null); } }));
+  // telemetry's options say what the page's getter threw, as Session.create's do
+  let ran = 0;
+  const saidWatch = await expectAffon('throwing watch option getter', () => telemetry.watch(() => { ran++; },
+    { get warmup() { throw new Error('page getter'); } }));
+  check(saidWatch.includes("'warmup' could not be read: page getter") && ran === 0, `watch option getter: ${saidWatch}, ran ${ran}`);
+  const saidJson = await expectAffon('a throwing toJSON in a report context', () => telemetry.report({ toJSON() { throw new Error('no JSON here'); } }));
+  check(saidJson.endsWith('not JSON-serialisable: no JSON here'), `report context: ${saidJson}`);
+  const saidArray = await expectAffon('watch options as an array', () => telemetry.watch(() => {}, []));
+  check(saidArray.startsWith('watch options must be an object'), `watch options as an array: ${saidArray}`);
   await expectAffon('options as a string', () => Session.create('text'));
   await expectAffon('options as an array', () => Session.create([]));
   await expectAffon('an unknown pool option', () => Session.create({ pool: { bogus: 1 } }));

@@ -85,7 +85,7 @@ pub(crate) fn prototype(v: &JsValue) -> JsValue {
 }
 
 /// What a getter or trap threw, in words.
-fn thrown(e: &JsValue) -> String {
+pub(crate) fn thrown(e: &JsValue) -> String {
     use wasm_bindgen::JsCast;
     e.dyn_ref::<js_sys::Error>()
         .map(|e| String::from(e.message()))
@@ -133,9 +133,25 @@ pub(crate) fn entries(what: &str, v: &JsValue) -> JsResult<Vec<(String, JsValue)
         .collect())
 }
 
+/// Whether the caller passed options `v` at all (`undefined` and `null` are none). When it did,
+/// `INVALID_ARGUMENT` unless `v` is an object, not an array, whose own keys are all in `allowed`.
+pub(crate) fn options_given(what: &str, v: &JsValue, allowed: &[&str]) -> crate::Result<bool> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(false);
+    }
+    if !v.is_object() || is_array(v) {
+        return Err(invalid_arg!(
+            "{what} must be an object, got {}",
+            super::args::describe(v)
+        ));
+    }
+    known_keys(what, v, allowed)?;
+    Ok(true)
+}
+
 /// `INVALID_ARGUMENT` naming the first own key of the object `v` (`Object.keys`) outside
 /// `allowed` — a misspelt option is an error, never a default — or saying what reading them threw.
-pub(crate) fn known_keys(what: &str, v: &JsValue, allowed: &[&str]) -> crate::Result<()> {
+fn known_keys(what: &str, v: &JsValue, allowed: &[&str]) -> crate::Result<()> {
     let list = object_keys(v).map_err(|e| invalid_arg!("{what} could not be read: {}", thrown(&e)))?;
     match list
         .iter()

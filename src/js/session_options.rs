@@ -50,9 +50,6 @@ fn byte_option(name: &str, v: Option<f64>) -> crate::Result<Option<u64>> {
 }
 
 pub(super) fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
-    if options.is_undefined() || options.is_null() {
-        return Ok(SessionOptions::default());
-    }
     // unknown keys first (Object.keys runs no getter); then each known option read once, by name, in
     // one catching pass (a getter or Proxy trap runs there and nowhere after) into plain data that
     // serde-wasm-bindgen parses
@@ -64,13 +61,9 @@ pub(super) fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
         "sizeClasses",
         "idleTrimMs",
     ];
-    if !options.is_object() || crate::js::safe::is_array(&options) {
-        return Err(invalid_arg!(
-            "Session.create options must be an object, got {}",
-            describe(&options)
-        ));
+    if !crate::js::safe::options_given("Session.create options", &options, &TOP)? {
+        return Ok(SessionOptions::default());
     }
-    crate::js::safe::known_keys("Session.create options", &options, &TOP)?;
     let (options, pool_keys) =
         crate::js::safe::pick("Session.create options", &options, &TOP, "pool", &POOL)?;
     if let Some(k) = pool_keys.iter().find(|k| !POOL.contains(&k.as_str())) {

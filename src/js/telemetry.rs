@@ -2,9 +2,9 @@
 //! `pkg/std-telemetry.js` can re-export it as `std:telemetry`'s default.
 
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
 use super::args::describe;
+use super::safe::thrown;
 use super::{to_js, to_value, JsResult};
 use crate::error::{invalid_arg, Error};
 use crate::telemetry::{MetricRecord, Snapshots, WatchOptions};
@@ -25,10 +25,9 @@ fn json_of(v: &JsValue) -> JsResult<serde_json::Value> {
     // JSON.stringify throws on a BigInt, a cycle or a throwing toJSON: that is a bad argument too
     let text = js_sys::JSON::stringify(v)
         .map_err(|e| {
-            let why = e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message()));
             to_js(invalid_arg!(
                 "report context is not JSON-serialisable: {}",
-                why.unwrap_or_else(|| describe(&e))
+                thrown(&e)
             ))
         })?
         .as_string()
@@ -42,20 +41,13 @@ fn json_of(v: &JsValue) -> JsResult<serde_json::Value> {
 /// `undefined` kept. `undefined` or `null` is none; anything but an object (an array too), or an own
 /// key outside `allowed`, is `INVALID_ARGUMENT` (a misspelt option is an error, never a default).
 fn options(what: &str, v: &JsValue, allowed: &[&str]) -> JsResult<Vec<(String, JsValue)>> {
-    if v.is_undefined() || v.is_null() {
+    if !super::safe::options_given(what, v, allowed).map_err(to_js)? {
         return Ok(Vec::new());
     }
-    if !v.is_object() || super::safe::is_array(v) {
-        return Err(to_js(invalid_arg!(
-            "{what} must be an object, got {}",
-            describe(v)
-        )));
-    }
-    super::safe::known_keys(what, v, allowed).map_err(to_js)?;
     let mut read = Vec::new();
     for &k in allowed {
         let x = js_sys::Reflect::get(v, &k.into())
-            .map_err(|e| to_js(invalid_arg!("{what}: '{k}' could not be read: {}", describe(&e))))?;
+            .map_err(|e| to_js(invalid_arg!("{what}: '{k}' could not be read: {}", thrown(&e))))?;
         if !x.is_undefined() {
             read.push((k.to_string(), x));
         }
