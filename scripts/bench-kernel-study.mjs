@@ -1,4 +1,4 @@
-// The kernel studies of README "Performance": raw WebGPU in headless Chromium (SwiftShader here),
+// The kernel studies of docs/performance.md: raw WebGPU in headless Chromium (SwiftShader here),
 // no affon involved (but for `eager`, which times affon's package alone).
 //   node scripts/bench-kernel-study.mjs reads [reps]     single-element operands and parameters
 //                                                        (www/bench/kernel-study.html)

@@ -1,4 +1,4 @@
-// Regenerates the README's screenshots of the memory panel: the demo in headless Chromium (WebGPU
+// Regenerates the screenshots in docs/panel.md of the memory panel: the demo in headless Chromium (WebGPU
 // on SwiftShader), each of the three real workloads in its correct and its leaky form run until the
 // panel shows the expected verdict, then the panel photographed into docs/screenshots/<id>.png.
 // Usage: scripts/build-pkg.sh && node scripts/screenshots.mjs

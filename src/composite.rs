@@ -17,13 +17,13 @@
 use std::marker::PhantomData;
 
 use crate::dtype::DType;
+use crate::eager::{apply_now as apply, record_into};
 use crate::error::{Error, Result};
 use crate::ops::{compose, infer, Dims, Op};
 use crate::platform::Shared;
 use crate::program::fusion::{append_steps, chainable, Group, Ref, Step, MAX_EAGER_STEPS, MAX_LEAVES};
 use crate::session::SessionShared;
 use crate::tensor::Tensor;
-use crate::tensor_ops::{apply_now as apply, record_into};
 
 /// A tensor a value reads: the caller's, or one the composite made.
 #[derive(Clone)]

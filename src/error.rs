@@ -57,7 +57,7 @@ pub struct Forensics {
     /// The session's largest live owners (origin, count, bytes), largest first (at most 5).
     pub owners: Vec<crate::telemetry::owners::OwnerGroup>,
     /// The pool at the failure.
-    pub pool: crate::pool::PoolUsage,
+    pub pool: crate::pool::usage::PoolUsage,
     /// The pool bound.
     pub bound: u64,
 }

@@ -32,6 +32,7 @@ mod commands;
 mod composite;
 pub mod device;
 pub mod dtype;
+mod eager;
 pub mod error;
 pub mod executable;
 mod forgotten;

@@ -30,7 +30,7 @@ pub struct ExecCounters {
     pub transfers: AtomicU64,
     /// Waits for the device: `sync()` and every readback.
     pub syncs: AtomicU64,
-    /// Copies the runtime inserted that the user did not ask for (see README).
+    /// Copies the runtime inserted that the user did not ask for (see docs/ownership.md).
     pub fixups: AtomicU64,
     /// Command buffers submitted to the queue (eager ops and runs are batched into few).
     pub submits: AtomicU64,

@@ -15,60 +15,9 @@ use crate::tensor::Tensor;
 
 mod attrs;
 mod data;
+pub(crate) use super::safe::describe;
 pub(crate) use attrs::{attr, attr_or};
 pub(crate) use data::{is_nested, nested, Data};
-
-/// A short description of a JS value for error messages: `undefined`, `null`, `'text'`, `3`,
-/// `an array of 2`, `a Float32Array of 4`, `a Tensor`, `an object`, `a function`, `a bigint`.
-pub(crate) fn describe(v: &JsValue) -> String {
-    if v.is_undefined() {
-        return "undefined".into();
-    }
-    if v.is_null() {
-        return "null".into();
-    }
-    if let Some(s) = v.as_string() {
-        let short: String = s.chars().take(40).collect();
-        return format!("the string '{short}'");
-    }
-    if let Some(n) = v.as_f64() {
-        return format!("the number {n}");
-    }
-    if let Some(b) = v.as_bool() {
-        return format!("the boolean {b}");
-    }
-    if v.is_bigint() {
-        return "a bigint".into();
-    }
-    if v.is_function() {
-        return "a function".into();
-    }
-    if v.is_symbol() {
-        return "a symbol".into();
-    }
-    if crate::js::safe::is_array(v) {
-        let n = js_sys::Reflect::get(v, &"length".into())
-            .ok()
-            .and_then(|n| n.as_f64());
-        return format!("an array of {}", n.unwrap_or(0.0));
-    }
-    let ctor = js_sys::Reflect::get(v, &"constructor".into())
-        .ok()
-        .and_then(|c| js_sys::Reflect::get(&c, &"name".into()).ok())
-        .and_then(|n| n.as_string())
-        .unwrap_or_default();
-    if js_sys::ArrayBuffer::is_view(v) {
-        let len = js_sys::Reflect::get(v, &"length".into())
-            .ok()
-            .and_then(|l| l.as_f64())
-            .unwrap_or(0.0);
-        return format!("a {ctor} of {len}");
-    }
-    match ctor.as_str() {
-        "" | "Object" => "an object".into(),
-        c => format!("a {c}"),
-    }
-}
 
 fn wrong(what: &str, expected: &str, v: &JsValue) -> JsValue {
     to_js(invalid_arg!("{what} must be {expected}, got {}", describe(v)))

@@ -89,7 +89,7 @@ pub(crate) fn thrown(e: &JsValue) -> String {
     use wasm_bindgen::JsCast;
     e.dyn_ref::<js_sys::Error>()
         .map(|e| String::from(e.message()))
-        .unwrap_or_else(|| super::args::describe(e))
+        .unwrap_or_else(|| describe(e))
 }
 
 fn unreadable(what: &str, e: JsValue) -> JsValue {
@@ -140,10 +140,7 @@ pub(crate) fn options_given(what: &str, v: &JsValue, allowed: &[&str]) -> crate:
         return Ok(false);
     }
     if !v.is_object() || is_array(v) {
-        return Err(invalid_arg!(
-            "{what} must be an object, got {}",
-            super::args::describe(v)
-        ));
+        return Err(invalid_arg!("{what} must be an object, got {}", describe(v)));
     }
     known_keys(what, v, allowed)?;
     Ok(true)
@@ -180,4 +177,56 @@ pub(crate) async fn settle(v: JsValue) -> JsResult<JsValue> {
     // affon_settle's fresh promise, fulfilled with { value } (no prototype, an own data field)
     let boxed = wasm_bindgen_futures::JsFuture::from(fresh.unchecked_into::<js_sys::Promise>()).await?;
     Ok(js_sys::Reflect::get(&boxed, &"value".into()).unwrap_or_default())
+}
+
+/// A short description of a JS value for error messages: `undefined`, `null`, `'text'`, `3`,
+/// `an array of 2`, `a Float32Array of 4`, `a Tensor`, `an object`, `a function`, `a bigint`.
+pub(crate) fn describe(v: &JsValue) -> String {
+    if v.is_undefined() {
+        return "undefined".into();
+    }
+    if v.is_null() {
+        return "null".into();
+    }
+    if let Some(s) = v.as_string() {
+        let short: String = s.chars().take(40).collect();
+        return format!("the string '{short}'");
+    }
+    if let Some(n) = v.as_f64() {
+        return format!("the number {n}");
+    }
+    if let Some(b) = v.as_bool() {
+        return format!("the boolean {b}");
+    }
+    if v.is_bigint() {
+        return "a bigint".into();
+    }
+    if v.is_function() {
+        return "a function".into();
+    }
+    if v.is_symbol() {
+        return "a symbol".into();
+    }
+    if is_array(v) {
+        let n = js_sys::Reflect::get(v, &"length".into())
+            .ok()
+            .and_then(|n| n.as_f64());
+        return format!("an array of {}", n.unwrap_or(0.0));
+    }
+    let ctor = js_sys::Reflect::get(v, &"constructor".into())
+        .ok()
+        .and_then(|c| js_sys::Reflect::get(&c, &"name".into()).ok())
+        .and_then(|n| n.as_string())
+        .unwrap_or_default();
+    if js_sys::ArrayBuffer::is_view(v) {
+        let len = js_sys::Reflect::get(v, &"length".into())
+            .ok()
+            .and_then(|l| l.as_f64())
+            .unwrap_or(0.0);
+        return format!("a {ctor} of {len}");
+    }
+    match ctor.as_str() {
+        "" | "Object" => "an object".into(),
+        c => format!("a {c}"),
+    }
 }

@@ -175,7 +175,7 @@ export interface AffonError extends Error {
   owners?: OwnerGroup[]; pool?: PoolUsage;
 }
 
-/** The JSON form of a program (see the README). */
+/** The JSON form of a program (see docs/programs.md). */
 export interface ProgramJSON {
   format: 'affon.program/1';
   name: string;

@@ -7,6 +7,7 @@
 
 use super::elementwise::{binary_fn, unary_body};
 use super::vec4::Split;
+use super::vector::operand;
 use super::{dispatch, strides, wgsl_type, Ctx, Operand};
 use crate::ops::Op;
 use crate::program::fusion::{Group, Ref};
@@ -104,18 +105,6 @@ pub(super) fn chain(
     (functions, index, body)
 }
 
-/// A step's argument in a chain's code: a leaf `l{k}`, a step `s{k}`, an epilogue's accumulator `v`,
-/// a constant's bits, or the group's param `k` (at `params[pbase + k]`).
-pub(super) fn operand(r: &Ref, pbase: &str) -> String {
-    match r {
-        Ref::Leaf(k) => format!("l{k}"),
-        Ref::Step(k) => format!("s{k}"),
-        Ref::Acc => "v".to_string(),
-        Ref::Const(w) => format!("bitcast<T>({w}u)"),
-        Ref::Param(k) => format!("bitcast<T>(params[{pbase} + {k}u])"),
-    }
-}
-
 /// The bindings of `loaded` leaves read element by element ([`leaf_binding`]).
 pub(super) fn bindings(loaded: &[(usize, Access)]) -> String {
     loaded.iter().map(|&(k, a)| leaf_binding(k, a, "u32")).collect()
@@ -126,7 +115,7 @@ pub(super) fn bindings(loaded: &[(usize, Access)]) -> String {
 /// indexed read of a runtime-sized array is a bounds clamp and a per-lane gather even at index 0,
 /// a plain variable one load: the fused chain with two scalar operands (`x.mul(c).add(d)`, 1M
 /// floats) ran ~20 % faster on SwiftShader this way, with [`params_read`]'s fixed-size
-/// parameters (`scripts/bench-kernel-study.mjs reads`; README "Performance").
+/// parameters (`scripts/bench-kernel-study.mjs reads`; docs/performance.md).
 pub(super) fn leaf_binding(k: usize, a: Access, ty: &str) -> String {
     let ty = if a == Access::One {
         "u32".to_string()

@@ -231,7 +231,7 @@ pub(crate) fn broadcast_strides(shape: &[usize], rank: usize) -> impl Iterator<I
 /// runtime-sized one, for a pipeline whose key includes `n` (the buffer holds exactly that many).
 /// Reads at constant indices are then known to be in bounds: on CPU adapters a runtime-sized array
 /// is read through a bounds clamp and a per-lane gather even at a constant index, a fixed-size one
-/// with one load (README "Performance": single-element operands and parameters).
+/// with one load (docs/performance.md: single-element operands and parameters).
 pub(crate) fn fixed_params(source: &str, n: usize) -> String {
     const RUNTIME: &str = "var<storage, read> params: array<u32>;";
     debug_assert!(

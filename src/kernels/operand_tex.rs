@@ -3,7 +3,7 @@
 //! buffers, and the same call first fills the textures from the operands' buffers
 //! (`shaders/operand_texture.wgsl`, one dispatch each, words copied bit for bit). On SwiftShader a
 //! storage-buffer vec4 load is four per-lane gathers behind robustness checks, a texel load one
-//! 16-byte fetch a lane (README "Performance", "Operand textures" gives the measurements).
+//! 16-byte fetch a lane (docs/performance.md, "Operand textures" gives the measurements).
 //!
 //! The textures are a session's cache (inside `KernelCache`, counted through `cache.rs`'s `Settled`): one per operand
 //! slot and size, the last [`MAX_TEXTURES`] kept, rewritten by each product that uses them (the

@@ -82,11 +82,23 @@ pub(super) fn chain(group: &Group, t: &str, pbase: &str) -> Option<(String, Stri
         for r in &s.args {
             args.push(match r {
                 Ref::Acc => return None, // an epilogue's accumulator: not a chain4 group
-                Ref::Const(_) | Ref::Param(_) => format!("V({})", super::fused::operand(r, pbase)),
-                Ref::Leaf(_) | Ref::Step(_) => super::fused::operand(r, pbase),
+                Ref::Const(_) | Ref::Param(_) => format!("V({})", operand(r, pbase)),
+                Ref::Leaf(_) | Ref::Step(_) => operand(r, pbase),
             });
         }
         body += &format!("    let s{j} = op_{}({});\n", s.op.name(), args.join(", "));
     }
     Some((functions, body))
+}
+
+/// A step's argument in a chain's code: a leaf `l{k}`, a step `s{k}`, an epilogue's accumulator `v`,
+/// a constant's bits, or the group's param `k` (at `params[pbase + k]`).
+pub(super) fn operand(r: &Ref, pbase: &str) -> String {
+    match r {
+        Ref::Leaf(k) => format!("l{k}"),
+        Ref::Step(k) => format!("s{k}"),
+        Ref::Acc => "v".to_string(),
+        Ref::Const(w) => format!("bitcast<T>({w}u)"),
+        Ref::Param(k) => format!("bitcast<T>(params[{pbase} + {k}u])"),
+    }
 }

@@ -7,6 +7,7 @@
 
 mod attr;
 pub(crate) mod compose;
+mod dims;
 pub mod infer;
 mod reference;
 pub(crate) mod rules;

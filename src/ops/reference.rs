@@ -1,6 +1,6 @@
-//! The README's op reference, generated from the op table (`ops/table.rs`): one row per op with its
+//! The op reference in docs/ops.md, generated from the op table (`ops/table.rs`): one row per op with its
 //! JS call, what it does (dtype rules included) and its JSON form. The unit test below fails when
-//! README.md differs; `AFFON_BLESS=1 cargo test --lib op_reference` rewrites it.
+//! docs/ops.md differs; `AFFON_BLESS=1 cargo test --lib op_reference` rewrites it.
 
 use super::table::IRREGULAR;
 use super::Rule;
@@ -116,7 +116,7 @@ macro_rules! composite_rows {
 }
 crate::composite_table!(composite_rows);
 
-/// The op reference as a markdown table (the README's): every op of the op table with its JS call,
+/// The op reference as a markdown table (docs/ops.md's): every op of the op table with its JS call,
 /// what it does and its JSON form.
 pub fn op_reference() -> String {
     let mut out = String::from(
@@ -140,7 +140,7 @@ mod tests {
 
     #[test]
     fn op_reference_in_the_readme_is_the_table() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/ops.md");
         let readme = std::fs::read_to_string(path).expect("README.md");
         let (a, b) = (
             readme

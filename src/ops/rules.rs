@@ -2,7 +2,7 @@
 //! its method: `(argument types, attributes…) → (output dims, dtype)`. Dtype errors are
 //! `DTYPE_MISMATCH`, shape errors `SHAPE_MISMATCH`, bad attributes `INVALID_ARGUMENT`.
 
-use super::infer::{axis, broadcast, numeric, permutation, reshape as reshape_dims, show, Dims};
+use super::dims::{axis, broadcast, numeric, permutation, reshape as reshape_dims, show, Dims};
 use super::{Fill, Pad, PadMode, Pair};
 use crate::dtype::DType;
 use crate::error::{Error, Result};

@@ -163,7 +163,7 @@ macro_rules! reduce_table {
 /// entry come: the `Op` variant (`ops/mod.rs`), its name and arity, inference (`ops/infer.rs`), the
 /// kernel dispatch (`kernels/mod.rs`), the JSON fields (`program/json.rs`), the eager method
 /// (`tensor_ops.rs`), the program node (`program/mod.rs`), the JS methods and TypeScript types
-/// (`js/tensor.rs`, `js/program.rs`) and the README's op reference (`ops/reference.rs`).
+/// (`js/tensor.rs`, `js/program.rs`) and the op reference (docs/ops.md) (`ops/reference.rs`).
 ///
 /// `surfaced` ops get every surface; `internal` ones (reached through composites such as `slice`
 /// or overloads such as `where`'s number operand) get all but the eager, program and JS methods.
@@ -253,7 +253,7 @@ macro_rules! kernel_table {
 /// attributes written as in `kernel_table!`; `call` builds the composite on the graph `g` from the
 /// tensor args and attributes (by those names). From the entry come the eager method
 /// (`tensor_ops.rs`), the program node (`program/mod.rs`), the JS methods and TypeScript types
-/// (`js/tensor.rs`, `js/program.rs`) and the README's op reference. Composites have no JSON name:
+/// (`js/tensor.rs`, `js/program.rs`) and the op reference (docs/ops.md). Composites have no JSON name:
 /// a program's JSON holds the primitives they expand to.
 #[macro_export]
 #[doc(hidden)]
@@ -348,7 +348,7 @@ pub(crate) fn binary_helpers(t: &str) -> String {
 }
 
 /// Ops whose surfaces are written by hand — overloads, optional tensors, tensor lists — listed here
-/// for the README's op reference: `(jsName, call, what, JSON)`. Their kernels are op-table entries
+/// for the op reference (docs/ops.md): `(jsName, call, what, JSON)`. Their kernels are op-table entries
 /// (`matmul`, `where`) or composites of them (`ops/compose.rs`).
 pub(crate) const IRREGULAR: &[(&str, &str, &str, &str)] = &[
     ("matmul", "`a.matmul(b, transposeA = false, transposeB = false)`", "Batched product over the last two axes; leading dims broadcast; either side transposed first.", "`matmul` (its transposes are attributes read in the kernel)"),

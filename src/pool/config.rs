@@ -1,6 +1,7 @@
 //! Pool configuration: defaults, explicit options and the native environment variables.
 //! Explicit options win over the environment; a malformed value is an error, never ignored.
 
+pub use super::size_class::parse_bytes;
 use super::size_class::SizeClasses;
 use crate::error::{invalid_arg, Result};
 
@@ -82,30 +83,6 @@ impl Default for PoolConfig {
             idle_trim_ms: DEFAULT_IDLE_TRIM_MS,
         }
     }
-}
-
-/// Parses a byte count: a non-negative integer with an optional suffix `K`, `M`, `G` (or `KiB`,
-/// `MiB`, `GiB`; all binary).
-pub fn parse_bytes(text: &str) -> Result<u64> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
-    let shift = match suffix.trim() {
-        "" => 0,
-        "K" | "KiB" | "k" => 10,
-        "M" | "MiB" => 20,
-        "G" | "GiB" => 30,
-        _ => {
-            return Err(invalid_arg!(
-                "'{text}' is not a byte count (e.g. 536870912, 512MiB)"
-            ))
-        }
-    };
-    let n: u64 = num
-        .parse()
-        .map_err(|_| invalid_arg!("'{text}' is not a byte count (e.g. 536870912, 512MiB)"))?;
-    n.checked_mul(1u64 << shift)
-        .ok_or_else(|| invalid_arg!("byte count '{text}' overflows"))
 }
 
 fn lookup(env: &dyn Fn(&str) -> Option<String>, names: [&str; 2]) -> Result<Option<(String, String)>> {

@@ -27,7 +27,7 @@ pub mod config;
 pub mod retention;
 pub mod size_class;
 mod trim;
-mod usage;
+pub(crate) mod usage;
 // The policy tests need proptest, a native-only dev-dependency.
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
@@ -386,5 +386,27 @@ impl<S: Storage> Drop for Pool<S> {
     fn drop(&mut self) {
         self.clear_cache();
         self.ledger.bound_changed(-(self.config.max_total_bytes as i64));
+    }
+}
+
+impl<S: Storage> Pool<S> {
+    /// Current figures.
+    pub fn usage(&self) -> PoolUsage {
+        PoolUsage {
+            bytes_held: self.held,
+            bytes_cached: self.cached,
+            buffers_in_use: self.in_use,
+            buffers_cached: self.cached_count,
+            cached_by_class: self
+                .free
+                .iter()
+                .map(|(&c, q)| (c, q.len() as u64, c * q.len() as u64))
+                .collect(),
+            in_use_by_class: self
+                .in_use_by_size
+                .iter()
+                .map(|(&c, &(n, r))| (c, n, r))
+                .collect(),
+        }
     }
 }

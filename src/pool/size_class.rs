@@ -77,7 +77,7 @@ impl SizeClasses {
         if text.contains(',') {
             let sizes = text
                 .split(',')
-                .map(|s| super::config::parse_bytes(s.trim()))
+                .map(|s| parse_bytes(s.trim()))
                 .collect::<Result<Vec<_>>>()?;
             SizeClasses::explicit(sizes)
         } else {
@@ -106,6 +106,30 @@ impl SizeClasses {
             SizeClasses::Explicit(list) => list.iter().copied().find(|&c| c >= bytes),
         }
     }
+}
+
+/// Parses a byte count: a non-negative integer with an optional suffix `K`, `M`, `G` (or `KiB`,
+/// `MiB`, `GiB`; all binary).
+pub fn parse_bytes(text: &str) -> Result<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    let shift = match suffix.trim() {
+        "" => 0,
+        "K" | "KiB" | "k" => 10,
+        "M" | "MiB" => 20,
+        "G" | "GiB" => 30,
+        _ => {
+            return Err(invalid_arg!(
+                "'{text}' is not a byte count (e.g. 536870912, 512MiB)"
+            ))
+        }
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| invalid_arg!("'{text}' is not a byte count (e.g. 536870912, 512MiB)"))?;
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| invalid_arg!("byte count '{text}' overflows"))
 }
 
 #[cfg(test)]

@@ -1,7 +1,5 @@
 //! What a pool holds, for reports and the panel.
 
-use super::{Pool, Storage};
-
 /// Figures of one pool, for reports and the panel.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -32,27 +30,5 @@ impl std::fmt::Display for PoolUsage {
             self.bytes_cached,
             self.buffers_cached
         )
-    }
-}
-
-impl<S: Storage> Pool<S> {
-    /// Current figures.
-    pub fn usage(&self) -> PoolUsage {
-        PoolUsage {
-            bytes_held: self.held,
-            bytes_cached: self.cached,
-            buffers_in_use: self.in_use,
-            buffers_cached: self.cached_count,
-            cached_by_class: self
-                .free
-                .iter()
-                .map(|(&c, q)| (c, q.len() as u64, c * q.len() as u64))
-                .collect(),
-            in_use_by_class: self
-                .in_use_by_size
-                .iter()
-                .map(|(&c, &(n, r))| (c, n, r))
-                .collect(),
-        }
     }
 }

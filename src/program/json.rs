@@ -1,4 +1,4 @@
-//! The JSON form of a program (`toJSON` / `fromJSON`), documented in the README:
+//! The JSON form of a program (`toJSON` / `fromJSON`), documented in docs/programs.md:
 //!
 //! ```json
 //! { "format": "affon.program/1", "name": "running_mean",
