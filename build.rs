@@ -1,5 +1,9 @@
-//! Records the git revision for memory reports (`telemetry.report()`): `AFFON_REVISION`.
+//! Records the git revision for memory reports (`telemetry.report()`): `AFFON_REVISION`; and gives
+//! the two targets short cfg names (as wgpu does): `web` (wasm32: WebGPU in a browser) and `native`.
 fn main() {
+    println!("cargo::rustc-check-cfg=cfg(web, native)");
+    let web = std::env::var("CARGO_CFG_TARGET_ARCH").is_ok_and(|a| a == "wasm32");
+    println!("cargo:rustc-cfg={}", if web { "web" } else { "native" });
     let rev = std::process::Command::new("git")
         .args(["rev-parse", "--short=12", "HEAD"])
         .output()

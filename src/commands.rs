@@ -239,13 +239,13 @@ impl Pending {
     }
 
     /// Writes of the parameter ring so far.
-    #[cfg(all(test, not(target_arch = "wasm32")))]
+    #[cfg(all(test, native))]
     pub(crate) fn ring_writes(&self) -> u64 {
         self.state.lock().unwrap_or_else(|p| p.into_inner()).ring_writes
     }
 
     /// Whether commands are waiting.
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(web)]
     pub(crate) fn is_empty(&self) -> bool {
         self.queued.load(Ordering::SeqCst) == 0
     }

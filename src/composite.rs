@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::ops::{compose, infer, Dims, Op};
 use crate::platform::Shared;
 use crate::program::fusion::{append_steps, chainable, Group, Ref, Step, MAX_EAGER_STEPS, MAX_LEAVES};
-use crate::session::SessionShared;
+use crate::tensor::SessionShared;
 use crate::tensor::Tensor;
 
 /// A tensor a value reads: the caller's, or one the composite made.
@@ -100,7 +100,7 @@ impl<'s, 'a> Eager<'s, 'a> {
             Val::Tensor(s) => Ok(s.clone()),
             Val::Scalar(w, d) => {
                 let value = d.word_to_f64(*w);
-                Ok(Src::Made(Shared::new(crate::session::scalar_in(
+                Ok(Src::Made(Shared::new(crate::tensor::scalar_in(
                     self.0, value, *d,
                 )?)))
             }
@@ -134,9 +134,9 @@ impl<'s, 'a> Eager<'s, 'a> {
                 Src::Arg(_) => None,
             })
             .collect();
-        crate::lazy::defer(s, &c.steps, &[], &leaves, &out, &made);
+        crate::tensor::lazy::defer(s, &c.steps, &[], &leaves, &out, &made);
         let shapes: Vec<&[usize]> = leaves.iter().map(|t| t.shape()).collect();
-        s.scopes.observe(&s.ledger, name, &shapes, &[&out]);
+        s.upper.scopes.observe(&s.ledger, name, &shapes, &[&out]);
         Ok(out)
     }
 
@@ -260,7 +260,7 @@ impl<'a> compose::Graph for Eager<'_, 'a> {
     }
 
     fn constant(&mut self, data: &[f64], shape: &[usize], dtype: DType) -> Result<Val<'a>> {
-        let t = crate::session::constant_in(self.0, data, shape, dtype, "constant")?;
+        let t = crate::tensor::constant_in(self.0, data, shape, dtype, "constant")?;
         Ok(Val::Tensor(Src::Made(Shared::new(t))))
     }
 

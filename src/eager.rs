@@ -5,7 +5,7 @@ use crate::dtype::DType;
 use crate::error::Result;
 use crate::ops::{infer, Op};
 use crate::platform::Shared;
-use crate::session::SessionShared;
+use crate::tensor::SessionShared;
 use crate::tensor::Tensor;
 
 /// Runs `op` on `args` eagerly in `s`; the result is a new tensor owned by `s` — pending when the
@@ -34,8 +34,8 @@ pub(crate) fn deferred(
         let _submission = s.submission(); // as every acquisition
         Tensor::allocate(s, out.0, out.1, op.name().to_string())?
     };
-    crate::lazy::defer(s, steps, params, args, &out, &[]);
-    s.scopes.observe(&s.ledger, op.name(), shapes, &[&out]);
+    crate::tensor::lazy::defer(s, steps, params, args, &out, &[]);
+    s.upper.scopes.observe(&s.ledger, op.name(), shapes, &[&out]);
     Ok(out)
 }
 
@@ -53,13 +53,13 @@ fn run(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor], lazy: bool) -> Resu
     // concrete inputs give a concrete shape
     let shape: Vec<usize> = dims.into_iter().map(|d| d.unwrap_or(0)).collect();
     let shapes: Vec<&[usize]> = args.iter().map(|t| t.shape()).collect();
-    if lazy && crate::lazy::defers(op, args, dtype) {
-        let steps = crate::lazy::one_step(op, args.len());
+    if lazy && crate::tensor::lazy::defers(op, args, dtype) {
+        let steps = crate::tensor::lazy::one_step(op, args.len());
         return deferred(s, op, &steps, &[], args, &shapes, (shape, dtype));
     }
     // a reduction of a pending tensor reads its chain as it reduces
     let prologue = match (op, args) {
-        (Op::Reduce { .. }, [a]) if a.dtype() == dtype => crate::lazy::chain_of(a),
+        (Op::Reduce { .. }, [a]) if a.dtype() == dtype => crate::tensor::lazy::chain_of(a),
         _ => None,
     };
     let in_shape = args.first().map_or(&[][..], |a| a.shape());
@@ -73,7 +73,11 @@ fn run(s: &Shared<SessionShared>, op: &Op, args: &[&Tensor], lazy: bool) -> Resu
         scratch,
         |ctx, enc, out| match &prologue {
             Some(chain) => {
-                let leaves: Vec<_> = chain.leaves.iter().map(crate::lazy::LeafRef::operand).collect();
+                let leaves: Vec<_> = chain
+                    .leaves
+                    .iter()
+                    .map(crate::tensor::lazy::LeafRef::operand)
+                    .collect();
                 let group = chain.group(Some((op.clone(), args[0].shape().to_vec())));
                 crate::kernels::record_group(ctx, enc, &group, &leaves, out)
             }
@@ -103,14 +107,14 @@ pub(crate) fn record_into(
         _ => Some(s.admit(&[crate::shape::byte_length(&shape)?, scratch * 4])?),
     };
     let out = Tensor::allocate(s, shape, dtype, name.to_string())?;
-    let alloc = |words| crate::session::scratch(s, words, name);
+    let alloc = |words| crate::tensor::scratch(s, words, name);
     let ctx = crate::kernels::Ctx {
         scratch: Some(&alloc),
         ..s.ctx()
     };
     let mut enc = crate::commands::Commands::default();
     f(&ctx, &mut enc, out.operand()?)?;
-    crate::session::commit(s, enc);
-    s.scopes.observe(&s.ledger, name, in_shapes, &[&out]);
+    crate::runtime::commit(s, enc);
+    s.upper.scopes.observe(&s.ledger, name, in_shapes, &[&out]);
     Ok(out)
 }

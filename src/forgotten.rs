@@ -10,55 +10,38 @@
 
 use std::sync::Mutex;
 
-use crate::executable::Executable;
-use crate::state::ExecutionState;
-use crate::tensor::Tensor;
-
-/// One collected handle's object, kept so its storage stays accounted.
-pub(crate) enum Forgotten {
-    Tensor(Tensor),
-    Executable(Executable),
-    State(ExecutionState),
-}
-
-impl Forgotten {
+/// One collected handle's object (a tensor, an executable, an execution state), kept so its storage
+/// stays accounted; dropping it releases that storage.
+pub(crate) trait Kept: crate::platform::Threaded {
     /// Bytes of live storage it holds.
-    fn bytes(&self) -> u64 {
-        match self {
-            Forgotten::Tensor(t) if !t.is_disposed() => t.byte_length(),
-            Forgotten::Tensor(_) => 0,
-            Forgotten::Executable(e) => e.constant_bytes(),
-            Forgotten::State(s) if !s.is_disposed() => s.byte_length(),
-            Forgotten::State(_) => 0,
-        }
-    }
+    fn bytes(&self) -> u64;
 }
 
 /// The forgotten objects of one session.
 #[derive(Default)]
 pub(crate) struct ForgottenStore {
-    items: Mutex<Vec<Forgotten>>,
+    items: Mutex<Vec<Box<dyn Kept>>>,
 }
 
 // SAFETY: only on wasm32-unknown-unknown (built without the `atomics` feature), where there is
 // exactly one thread: nothing can be sent to or shared with another thread. The store holds `Rc`-
 // based handles there and must sit in the process-wide telemetry registry beside the native build.
-#[cfg(target_arch = "wasm32")]
+#[cfg(web)]
 unsafe impl Send for ForgottenStore {}
 // SAFETY: see the `Send` impl above.
-#[cfg(target_arch = "wasm32")]
+#[cfg(web)]
 unsafe impl Sync for ForgottenStore {}
 
 impl ForgottenStore {
     /// Keeps `f` (its storage stays accounted).
-    pub(crate) fn keep(&self, f: Forgotten) {
+    pub(crate) fn keep(&self, f: Box<dyn Kept>) {
         self.items.lock().unwrap_or_else(|p| p.into_inner()).push(f);
     }
 
     /// Releases everything kept: returns `(handles, bytes)` released.
     pub(crate) fn release(&self) -> (u64, u64) {
         let items = std::mem::take(&mut *self.items.lock().unwrap_or_else(|p| p.into_inner()));
-        let bytes = items.iter().map(Forgotten::bytes).sum();
+        let bytes = items.iter().map(|k| k.bytes()).sum();
         let handles = items.len() as u64;
         drop(items); // outside the lock: dropping releases storage to the pool
         (handles, bytes)

@@ -36,23 +36,24 @@ mod eager;
 pub mod error;
 pub mod executable;
 mod forgotten;
-mod idle;
+mod host;
 mod kernels;
-mod lazy;
 pub mod ops;
 mod platform;
 pub mod pool;
 pub mod program;
 mod random;
-pub mod scope;
+mod runtime;
 pub mod session;
 pub mod shape;
 mod staging;
-pub mod state;
 pub mod telemetry;
 pub mod tensor;
 mod tensor_ops;
 pub mod trace;
+
+pub use executable::state;
+pub use tensor::scope;
 
 #[cfg(target_arch = "wasm32")]
 pub mod js;

@@ -16,6 +16,18 @@ pub(crate) type WeakShared<T> = std::sync::Weak<T>;
 #[cfg(target_arch = "wasm32")]
 pub(crate) type WeakShared<T> = std::rc::Weak<T>;
 
+/// What may be shared across threads where there are threads: `Send + Sync` natively, anything on
+/// the web (one thread, `Rc`-based handles).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) trait Threaded: Send + Sync {}
+#[cfg(not(target_arch = "wasm32"))]
+impl<T: Send + Sync + ?Sized> Threaded for T {}
+/// See the native definition.
+#[cfg(target_arch = "wasm32")]
+pub(crate) trait Threaded {}
+#[cfg(target_arch = "wasm32")]
+impl<T: ?Sized> Threaded for T {}
+
 /// Milliseconds from an arbitrary origin, for durations.
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) fn now_ms() -> f64 {
@@ -28,6 +40,21 @@ pub(crate) fn now_ms() -> f64 {
 #[cfg(target_arch = "wasm32")]
 pub(crate) fn now_ms() -> f64 {
     web::affon_now()
+}
+
+/// Runs `f` when the calling browser task yields (a microtask after it).
+#[cfg(target_arch = "wasm32")]
+pub(crate) fn on_yield(f: impl std::future::Future<Output = ()> + 'static) {
+    wasm_bindgen_futures::spawn_local(f);
+}
+
+/// The browser's user agent (`navigator.userAgent`), if it has one.
+#[cfg(target_arch = "wasm32")]
+pub(crate) fn user_agent() -> Option<String> {
+    let nav = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).unwrap_or_default();
+    js_sys::Reflect::get(&nav, &"userAgent".into())
+        .ok()
+        .and_then(|v| v.as_string())
 }
 
 /// Calls `f` every `ms` milliseconds until it returns `false`, on one thread of its own.

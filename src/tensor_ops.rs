@@ -103,7 +103,7 @@ impl Tensor {
         self.dtype().word_from_f64(value)?;
         let out: Vec<usize> = out.into_iter().map(|d| d.unwrap_or(0)).collect();
         let _admitted = s.admit(&[4, crate::shape::byte_length(&out)?])?;
-        let scalar = crate::session::scalar_in(s, value, self.dtype())?;
+        let scalar = crate::tensor::scalar_in(s, value, self.dtype())?;
         apply(s, &Op::Where {}, &[self, cond, &scalar])
     }
 
@@ -215,15 +215,15 @@ impl Tensor {
         let word = self.dtype().word_from_f64(value)?;
         let out: Vec<usize> = out.into_iter().map(|d| d.unwrap_or(0)).collect();
         let op = Op::Binary(op);
-        if crate::lazy::defers(&op, &[self], self.dtype()) {
+        if crate::tensor::lazy::defers(&op, &[self], self.dtype()) {
             // deferred: the number is a parameter word of the pending kernel (no buffer), so
             // `x.mul(2).add(1)` is one kernel, and `x.mul(3)` shares `x.mul(2)`'s pipeline
-            let steps = crate::lazy::scalar_step(&op);
+            let steps = crate::tensor::lazy::scalar_step(&op);
             let shapes = [self.shape(), &[]];
             return deferred(s, &op, &steps, &[word], &[self], &shapes, (out, self.dtype()));
         }
         let _admitted = s.admit(&[4, crate::shape::byte_length(&out)?])?;
-        let scalar = crate::session::scalar_in(s, value, self.dtype())?; // freed after the op
+        let scalar = crate::tensor::scalar_in(s, value, self.dtype())?; // freed after the op
         apply(s, &op, &[self, &scalar])
     }
 

@@ -1,15 +1,43 @@
 //! One run of a specialisation: every node recorded into one command encoder, intermediates taken
-//! from the pool when their node runs and given back after their last use (see `executable.rs`).
+//! from the pool when their node runs and given back after their last use (see `executable/mod.rs`).
+//! The steps: admit the run's peak, record the op nodes, move out (or copy) the outputs, stage the
+//! state slots an assignment overwrites, assign, commit, count the fixups, observe.
 
 use std::collections::HashMap;
 
+use super::state::ExecutionState;
 use crate::accounting::Exec;
+use crate::commands::Commands;
 use crate::error::{Error, Result};
-use crate::kernels::{record, record_group, Operand};
+use crate::kernels::{record, record_group, Ctx, Operand};
+use crate::platform::Shared;
 use crate::program::plan::Plan;
-use crate::program::{Node, NodeId};
-use crate::state::ExecutionState;
-use crate::tensor::Tensor;
+use crate::program::{Node, NodeId, Program};
+use crate::tensor::{SessionShared, Tensor};
+
+/// An output of the run with the node it came from.
+type Output = (String, Tensor, NodeId);
+
+/// What a run reads and did not make: its program, plan, inputs, state and constants.
+#[derive(Clone, Copy)]
+struct Reads<'a> {
+    s: &'a Shared<SessionShared>,
+    p: &'a Program,
+    plan: &'a Plan,
+    inputs: &'a HashMap<&'a str, &'a Tensor>,
+    state: Option<&'a ExecutionState>,
+    constants: &'a HashMap<NodeId, Tensor>,
+}
+
+/// A run under way: what it reads and what it has made so far.
+struct Run<'a> {
+    r: Reads<'a>,
+    /// Storage made by this run, by node: outputs (kept) and intermediates (released at last use).
+    made: Vec<Option<Tensor>>,
+    enc: Commands,
+    /// Copies the run inserted that the user did not ask for (`compute.execution/fixups`).
+    fixups: u64,
+}
 
 impl super::Executable {
     pub(super) fn execute(
@@ -21,7 +49,6 @@ impl super::Executable {
         let ex = &self.inner;
         let s = &ex.session;
         let p = &ex.program;
-        let nodes = p.nodes();
         let _submission = s.submission();
         // Held for the whole run: `dispose()` on another thread waits for it, then finds it done.
         let constants = ex.constants.lock().unwrap_or_else(|p| p.into_inner());
@@ -33,149 +60,216 @@ impl super::Executable {
             plan.peak_with(&|b| pool.rounded(b))
         };
         let _admitted = s.admit_rounded(peak, largest)?;
-        let alloc = |words| crate::session::scratch(s, words, &format!("a run of program '{}'", p.name()));
-        let ctx = crate::kernels::Ctx {
+        let alloc = |words| crate::tensor::scratch(s, words, &format!("a run of program '{}'", p.name()));
+        let ctx = Ctx {
             scratch: Some(&alloc),
             ..s.ctx()
         };
-        let mut enc = crate::commands::Commands::default();
-        // Storage made by this run, by node: outputs (kept) and intermediates (released at last use).
-        let mut made: Vec<Option<Tensor>> = (0..nodes.len()).map(|_| None).collect();
-        let output_nodes: Vec<NodeId> = p.outputs().iter().map(|(_, n)| *n).collect();
-        let first_output_name = |i: NodeId| {
-            p.outputs()
+        let r = Reads {
+            s,
+            p,
+            plan,
+            inputs,
+            state,
+            constants: &constants,
+        };
+        let mut run = Run {
+            r,
+            made: (0..p.nodes().len()).map(|_| None).collect(),
+            enc: Commands::default(),
+            fixups: 0,
+        };
+        run.record_ops(&ctx)?;
+        let outputs = run.take_outputs()?;
+        let staged = run.stage_overwritten(&outputs)?;
+        run.assign(&outputs, &staged)?;
+        crate::runtime::commit(s, std::mem::take(&mut run.enc));
+        for _ in 0..run.fixups {
+            s.ledger.count(Exec::Fixup);
+        }
+        drop(staged);
+        drop(run);
+        let outputs: Vec<(String, Tensor)> = outputs.into_iter().map(|(n, t, _)| (n, t)).collect();
+        observe(s, p, inputs, &outputs);
+        Ok(outputs)
+    }
+}
+
+impl<'a> Reads<'a> {
+    fn missing(&self, what: &str) -> Error {
+        Error::InvalidProgram(format!("run of '{}': no {what}", self.p.name()))
+    }
+
+    /// The storage of a node the run did not make: an input, a state slot or a constant.
+    fn external(&self, i: NodeId) -> Result<&'a Tensor> {
+        let (inputs, state, constants) = (self.inputs, self.state, self.constants);
+        match &self.p.nodes()[i] {
+            Node::Input { name, .. } => inputs
+                .get(name.as_str())
+                .copied()
+                .ok_or_else(|| self.missing("input")),
+            Node::State { name, .. } => state
+                .and_then(|st| st.slot(name))
+                .ok_or_else(|| self.missing("state")),
+            Node::Constant { .. } => constants.get(&i).ok_or_else(|| self.missing("constant")),
+            Node::Op { .. } => Err(self.missing("buffer for an op node")),
+        }
+    }
+
+    /// The value node `n` holds now: made by the run, an output taken already, or external.
+    fn value<'b>(
+        &self,
+        made: &'b [Option<Tensor>],
+        outputs: &'b [Output],
+        n: NodeId,
+        what: &str,
+    ) -> Result<&'b Tensor>
+    where
+        'a: 'b,
+    {
+        match (&made[n], &self.p.nodes()[n]) {
+            (Some(t), _) => Ok(t),
+            (None, Node::Op { .. }) => outputs
                 .iter()
-                .find(|(_, n)| *n == i)
-                .map(|(name, _)| name.clone())
-        };
-        let missing = |what: &str| Error::InvalidProgram(format!("run of '{}': no {what}", p.name()));
-        let external = |i: NodeId| -> Result<&Tensor> {
-            match &nodes[i] {
-                Node::Input { name, .. } => {
-                    inputs.get(name.as_str()).copied().ok_or_else(|| missing("input"))
-                }
-                Node::State { name, .. } => {
-                    state.and_then(|st| st.slot(name)).ok_or_else(|| missing("state"))
-                }
-                Node::Constant { .. } => constants.get(&i).ok_or_else(|| missing("constant")),
-                Node::Op { .. } => Err(missing("buffer for an op node")),
-            }
-        };
-        for (i, node) in nodes.iter().enumerate() {
+                .find(|(_, _, id)| *id == n)
+                .map(|(_, t, _)| t)
+                .ok_or_else(|| self.missing(what)),
+            _ => self.external(n),
+        }
+    }
+
+    /// A copy of `src` (node `n`'s value) in storage of its own, recorded into `enc`: a fixup.
+    fn copy(&self, enc: &mut Commands, src: &Tensor, n: NodeId, origin: String) -> Result<Tensor> {
+        let copy = Tensor::allocate_untracked(self.s, self.plan.shapes[n].clone(), src.dtype(), origin)?;
+        enc.copy_buffer_to_buffer(src.buffer()?, 0, copy.buffer()?, 0, copy.byte_length());
+        Ok(copy)
+    }
+}
+
+impl Run<'_> {
+    /// Records every op node that has a kernel of its own (a fused node is computed inside its
+    /// root's), releasing each intermediate after its last reader.
+    fn record_ops(&mut self, ctx: &Ctx) -> Result<()> {
+        let (p, plan) = (self.r.p, self.r.plan);
+        let output_nodes: Vec<NodeId> = p.outputs().iter().map(|(_, n)| *n).collect();
+        for (i, node) in p.nodes().iter().enumerate() {
             let Node::Op { op, .. } = node else { continue };
             if plan.fusion.fused_into[i].is_some() {
                 continue; // computed inside its root's kernel; never has a buffer
             }
-            let reads = &plan.reads[i];
-            let dtype = plan.dtypes[i];
-            let origin = match first_output_name(i) {
-                Some(name) => format!("program '{}' output '{name}'", p.name()),
-                None => format!("intermediate of program '{}'", p.name()),
-            };
-            let out = Tensor::allocate_in_slot(s, plan.shapes[i].clone(), dtype, origin, plan.slot_bytes[i])?;
-            {
-                let mut operands: Vec<Operand> = Vec::with_capacity(reads.len());
-                for &a in reads {
-                    let t = match &made[a] {
-                        Some(t) => t,
-                        None => external(a)?,
-                    };
-                    operands.push(Operand {
-                        buffer: t.buffer()?,
-                        shape: &plan.shapes[a],
-                        dtype: t.dtype(),
-                    });
-                }
-                match plan.fusion.groups.get(&i) {
-                    Some(group) => record_group(&ctx, &mut enc, group, &operands, out.operand()?)?,
-                    None => record(&ctx, &mut enc, op, &operands, out.operand()?)?,
-                }
-            }
-            made[i] = Some(out);
-            for &a in reads {
+            let out = self.record_op(ctx, i, op)?;
+            self.made[i] = Some(out);
+            for &a in &plan.reads[i] {
                 if plan.last_use[a] == i && !output_nodes.contains(&a) {
-                    made[a] = None; // back to the pool; later nodes may reuse the buffer
+                    self.made[a] = None; // back to the pool; later nodes may reuse the buffer
                 }
             }
         }
-        // Outputs: op results move out; anything else (an input, a state, a constant, or an op
-        // named twice) is copied — a fixup.
-        let mut outputs: Vec<(String, Tensor, NodeId)> = Vec::with_capacity(p.outputs().len());
-        let mut fixups = 0;
-        for (name, n) in p.outputs() {
-            let t = match made[*n].take() {
+        Ok(())
+    }
+
+    /// Node `i`'s output, allocated in its planned slot, and its kernel recorded.
+    fn record_op(&mut self, ctx: &Ctx, i: NodeId, op: &crate::ops::Op) -> Result<Tensor> {
+        let Reads { s, p, plan, .. } = self.r;
+        let origin = match p.outputs().iter().find(|(_, n)| *n == i) {
+            Some((name, _)) => format!("program '{}' output '{name}'", p.name()),
+            None => format!("intermediate of program '{}'", p.name()),
+        };
+        let out = Tensor::allocate_in_slot(
+            s,
+            plan.shapes[i].clone(),
+            plan.dtypes[i],
+            origin,
+            plan.slot_bytes[i],
+        )?;
+        let reads = &plan.reads[i];
+        let mut operands: Vec<Operand> = Vec::with_capacity(reads.len());
+        for &a in reads {
+            let t = match &self.made[a] {
+                Some(t) => t,
+                None => self.r.external(a)?,
+            };
+            operands.push(Operand {
+                buffer: t.buffer()?,
+                shape: &plan.shapes[a],
+                dtype: t.dtype(),
+            });
+        }
+        match plan.fusion.groups.get(&i) {
+            Some(group) => record_group(ctx, &mut self.enc, group, &operands, out.operand()?)?,
+            None => record(ctx, &mut self.enc, op, &operands, out.operand()?)?,
+        }
+        Ok(out)
+    }
+
+    /// Outputs: op results move out; anything else (an input, a state, a constant, or an op named
+    /// twice) is copied — a fixup.
+    fn take_outputs(&mut self) -> Result<Vec<Output>> {
+        let r = self.r;
+        let mut outputs: Vec<Output> = Vec::with_capacity(r.p.outputs().len());
+        for (name, n) in r.p.outputs() {
+            let t = match self.made[*n].take() {
                 Some(t) => t,
                 None => {
-                    let src = match &nodes[*n] {
-                        Node::Op { .. } => outputs
-                            .iter()
-                            .find(|(_, _, id)| id == n)
-                            .map(|(_, t, _)| t)
-                            .ok_or_else(|| missing("earlier output"))?,
-                        _ => external(*n)?,
-                    };
-                    let origin = format!("program '{}' output '{name}'", p.name());
-                    let copy = Tensor::allocate_untracked(s, plan.shapes[*n].clone(), src.dtype(), origin)?;
-                    enc.copy_buffer_to_buffer(src.buffer()?, 0, copy.buffer()?, 0, copy.byte_length());
-                    fixups += 1;
-                    copy
+                    let src = r.value(&self.made, &outputs, *n, "earlier output")?;
+                    let origin = format!("program '{}' output '{name}'", r.p.name());
+                    self.fixups += 1;
+                    r.copy(&mut self.enc, src, *n, origin)?
                 }
             };
             outputs.push((name.clone(), t, *n));
         }
-        // Assignments read their sources as of the start of the run: a source slot that another
-        // assignment overwrites is copied aside first (a swap or a rotation of states works).
-        let source = |n: NodeId| -> Result<&Tensor> {
-            match (&made[n], &nodes[n]) {
-                (Some(t), _) => Ok(t),
-                (None, Node::Op { .. }) => outputs
-                    .iter()
-                    .find(|(_, _, id)| *id == n)
-                    .map(|(_, t, _)| t)
-                    .ok_or_else(|| missing("assigned value")),
-                _ => external(n),
-            }
-        };
-        let mut staged: Vec<Option<Tensor>> = Vec::with_capacity(p.assigns().len());
-        for ((slot, n), &stage) in p.assigns().iter().zip(&plan.staged) {
+        Ok(outputs)
+    }
+
+    /// Assignments read their sources as of the start of the run: a source slot that another
+    /// assignment overwrites is copied aside first (a swap or a rotation of states works).
+    fn stage_overwritten(&mut self, outputs: &[Output]) -> Result<Vec<Option<Tensor>>> {
+        let r = self.r;
+        let mut staged: Vec<Option<Tensor>> = Vec::with_capacity(r.p.assigns().len());
+        for ((slot, n), &stage) in r.p.assigns().iter().zip(&r.plan.staged) {
             staged.push(if stage {
-                let src = source(*n)?;
-                let origin = format!("old value of state '{slot}' in a run of program '{}'", p.name());
-                let tmp = Tensor::allocate_untracked(s, plan.shapes[*n].clone(), src.dtype(), origin)?;
-                enc.copy_buffer_to_buffer(src.buffer()?, 0, tmp.buffer()?, 0, tmp.byte_length());
-                fixups += 1;
-                Some(tmp)
+                let src = r.value(&self.made, outputs, *n, "assigned value")?;
+                let origin = format!("old value of state '{slot}' in a run of program '{}'", r.p.name());
+                self.fixups += 1;
+                Some(r.copy(&mut self.enc, src, *n, origin)?)
             } else {
                 None
             });
         }
-        for ((slot, n), tmp) in p.assigns().iter().zip(&staged) {
-            let dst = state
+        Ok(staged)
+    }
+
+    /// Copies each assigned value into its state slot (a fixup unless it is already there).
+    fn assign(&mut self, outputs: &[Output], staged: &[Option<Tensor>]) -> Result<()> {
+        let r = self.r;
+        for ((slot, n), tmp) in r.p.assigns().iter().zip(staged) {
+            let dst = r
+                .state
                 .and_then(|st| st.slot(slot))
-                .ok_or_else(|| missing("state slot"))?;
+                .ok_or_else(|| r.missing("state slot"))?;
             let src = match tmp {
                 Some(t) => t,
-                None => source(*n)?,
+                None => r.value(&self.made, outputs, *n, "assigned value")?,
             };
             if src.buffer()? != dst.buffer()? {
-                enc.copy_buffer_to_buffer(src.buffer()?, 0, dst.buffer()?, 0, dst.byte_length());
-                fixups += 1;
+                self.enc
+                    .copy_buffer_to_buffer(src.buffer()?, 0, dst.buffer()?, 0, dst.byte_length());
+                self.fixups += 1;
             }
         }
-        crate::session::commit(s, enc);
-        for _ in 0..fixups {
-            s.ledger.count(Exec::Fixup);
-        }
-        drop(staged);
-        drop(made);
-        let outputs: Vec<(String, Tensor)> = outputs.into_iter().map(|(n, t, _)| (n, t)).collect();
-        for (_, t) in &outputs {
-            s.scopes.track(&t.core);
-        }
-        let in_shapes: Vec<&[usize]> = inputs.values().map(|t| t.shape()).collect();
-        let outs: Vec<&Tensor> = outputs.iter().map(|(_, t)| t).collect();
-        s.scopes
-            .observe(&s.ledger, &format!("run:{}", p.name()), &in_shapes, &outs);
-        Ok(outputs)
+        Ok(())
     }
+}
+
+/// The run's outputs join the tidy scopes, and the run is observed as one kernel of the profile.
+fn observe(s: &SessionShared, p: &Program, inputs: &HashMap<&str, &Tensor>, outputs: &[(String, Tensor)]) {
+    for (_, t) in outputs {
+        s.upper.scopes.track(&t.core);
+    }
+    let in_shapes: Vec<&[usize]> = inputs.values().map(|t| t.shape()).collect();
+    let outs: Vec<&Tensor> = outputs.iter().map(|(_, t)| t).collect();
+    s.upper
+        .scopes
+        .observe(&s.ledger, &format!("run:{}", p.name()), &in_shapes, &outs);
 }

@@ -10,8 +10,8 @@ use super::args::{self, describe};
 use super::program::{NEXT_ID, STATES};
 use super::{to_js, to_value, JsResult};
 use crate::error::{invalid_arg, Error};
+use crate::executable::state::ExecutionState;
 use crate::executable::Executable;
-use crate::state::ExecutionState;
 use std::sync::atomic::Ordering;
 
 /// A compiled program.

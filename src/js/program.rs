@@ -11,9 +11,9 @@ use super::args::{self, describe};
 use super::registry::Registry;
 use super::{to_js, JsResult};
 use crate::error::{invalid_arg, Error};
+use crate::executable::state::ExecutionState;
 use crate::ops::{BinaryOp, Op};
 use crate::program::{NodeId, Program};
-use crate::state::ExecutionState;
 
 pub(super) static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 

@@ -131,7 +131,7 @@ pub(crate) fn matmul_with(
     // the browser needs the `enable` directive (before every declaration); wgpu's WGSL front end
     // natively rejects it and takes subgroup builtins from the device's features
     let enable = match cpu_form {
-        Some(f) if f.lanes > 0 && cfg!(target_arch = "wasm32") => "enable subgroups;\n",
+        Some(f) if f.lanes > 0 && cfg!(web) => "enable subgroups;\n",
         _ => "",
     };
     let p = ctx.cache.pipeline(ctx.device, kernel, &key, || {

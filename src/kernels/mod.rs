@@ -28,7 +28,7 @@ mod window;
 pub(crate) use cache::KernelCache;
 pub use cache::{MAX_PIPELINES, RING_BYTES};
 pub(crate) use matmul_cpu::min_workgroups;
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(all(test, native))]
 pub(crate) use operand_tex::holds_after;
 pub(crate) use operand_tex::texture_cap;
 

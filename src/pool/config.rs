@@ -161,11 +161,11 @@ impl PoolConfig {
 
     /// Resolves against the process environment (native) or no environment (web).
     pub fn from_options(opts: &PoolOptions) -> Result<PoolConfig> {
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(native)]
         // a value that is not UTF-8 is read lossily, so it fails to parse (naming the variable)
         // instead of reading as unset
         let env = |k: &str| std::env::var_os(k).map(|v| v.to_string_lossy().into_owned());
-        #[cfg(target_arch = "wasm32")]
+        #[cfg(web)]
         let env = |_: &str| None;
         PoolConfig::resolve(opts, &env)
     }

@@ -29,7 +29,7 @@ pub mod size_class;
 mod trim;
 pub(crate) mod usage;
 // The policy tests need proptest, a native-only dev-dependency.
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(all(test, native))]
 mod tests;
 
 use std::collections::{BTreeMap, VecDeque};

@@ -170,7 +170,7 @@ impl Program {
     /// A constant.
     pub fn constant(&mut self, data: &[f64], shape: &[usize], dtype: DType) -> Result<NodeId> {
         // the program keeps its own copy, reserved fallibly (OUT_OF_MEMORY, never an abort)
-        let data = crate::session::host_vec(data.len() as u64, |i| data[i])?;
+        let data = crate::host::host_vec(data.len() as u64, |i| data[i])?;
         self.push(Node::Constant {
             data,
             shape: shape.to_vec(),

@@ -1,9 +1,11 @@
 //! Making tensors in a session: from host data, constants, ranges, random values, and joins.
 
-use super::{host_vec, write, Session};
+use super::Session;
 use crate::accounting::Exec;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
+use crate::host::host_vec;
+use crate::runtime::write;
 use crate::shape;
 use crate::tensor::Tensor;
 
@@ -183,7 +185,7 @@ impl Session {
         } else {
             crate::kernels::fill(&ctx, &mut enc, t.buffer()?, n, word);
         }
-        crate::session::commit(s, enc);
+        crate::runtime::commit(s, enc);
         Ok(t)
     }
 }

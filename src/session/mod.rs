@@ -2,14 +2,6 @@
 //! new work; tensors still alive keep their storage until they are disposed themselves.
 
 mod make;
-mod shared;
-
-#[cfg(target_arch = "wasm32")]
-pub(crate) use shared::host_oom;
-#[cfg(target_arch = "wasm32")]
-pub(crate) use shared::on_yield;
-use shared::NEXT_SESSION;
-pub(crate) use shared::{commit, constant_in, host_vec, scalar_in, scratch, write, SessionShared};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -22,9 +14,10 @@ use crate::forgotten::ForgottenStore;
 use crate::kernels::KernelCache;
 use crate::platform::Shared;
 use crate::pool::{Pool, PoolConfig, PoolOptions, PoolUsage};
-use crate::scope::{ProfileInfo, Returned, Scopes};
+use crate::runtime::{Idle, Runtime, NEXT_SESSION};
 use crate::telemetry::owners::OwnerTable;
-use crate::tensor::Tensor;
+use crate::tensor::scope::{ProfileInfo, Returned};
+use crate::tensor::{SessionShared, Tensor};
 
 /// Options for [`Session::create`].
 #[derive(Debug, Clone, Default)]
@@ -124,7 +117,7 @@ impl Session {
         crate::telemetry::register_session(&ledger, &owners, &info, &forgotten, flags);
         drop(claim);
         Ok(Session {
-            shared: Shared::new_cyclic(|me| SessionShared {
+            shared: Shared::new_cyclic(|me| Runtime {
                 id,
                 label,
                 gpu,
@@ -134,9 +127,8 @@ impl Session {
                 disposed,
                 drained_after_loss: AtomicBool::new(false),
                 submission: Mutex::new(()),
-                #[cfg(target_arch = "wasm32")]
+                #[cfg(web)]
                 flush_scheduled: AtomicBool::new(false),
-                scopes: Scopes::default(),
                 capture_stacks: options.capture_stacks,
                 owners,
                 info,
@@ -145,15 +137,15 @@ impl Session {
                 texture_cap,
                 min_workgroups,
                 me: me.clone(),
-                idle: crate::idle::Idle::new(idle_trim_ms),
-                deferred: Default::default(),
+                idle: Idle::new(idle_trim_ms),
+                upper: Default::default(),
             }),
             dispose_on_drop: true,
         })
     }
 
     /// Blocking [`Session::create`] (native only).
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(native)]
     pub fn new(options: SessionOptions) -> Result<Session> {
         crate::platform::block_on(Session::create(options))
     }
@@ -243,7 +235,7 @@ impl Session {
     /// the device, not the cache. Idempotent.
     pub fn dispose(&self) {
         if !self.shared.disposed.swap(true, Ordering::SeqCst) {
-            crate::lazy::settle_all(&self.shared);
+            crate::tensor::lazy::settle_all(&self.shared);
             // a call recording on another thread commits first, its work submitted below:
             // the ring its dispatches bind is destroyed after that, not under it
             let _submission = self.shared.submission();
@@ -275,7 +267,7 @@ impl Session {
         async move {
             s.check_open()?;
             let start = crate::platform::now_ms();
-            crate::lazy::settle_all(&s);
+            crate::tensor::lazy::settle_all(&s);
             s.flush();
             let _busy = s.idle.busy();
             s.gpu.sync().await?;
@@ -300,18 +292,18 @@ impl Session {
 
     /// Opens a tidy scope (the JS `tidy` and [`Session::tidy`] use this).
     pub fn begin_scope(&self) {
-        self.shared.scopes.begin();
+        self.shared.upper.scopes.begin();
     }
 
     /// Closes the innermost tidy scope; tensors with ids in `returned` survive into the enclosing one.
     pub fn end_scope(&self, returned: &std::collections::HashSet<u64>) {
-        self.shared.scopes.end(returned);
+        self.shared.upper.scopes.end(returned);
     }
 
     /// Entries the innermost tidy scope holds: the tensors created in it that are still live, plus
     /// at most as many finished ones not yet compacted away (0 outside a scope).
     pub fn scope_entries(&self) -> usize {
-        self.shared.scopes.innermost_len()
+        self.shared.upper.scopes.innermost_len()
     }
 
     /// Exempts `t` from every enclosing tidy scope.
@@ -322,20 +314,20 @@ impl Session {
 
     /// Starts a profile (see [`Session::profile`]); `INVALID_ARGUMENT` if one is running.
     pub fn begin_profile(&self) -> Result<()> {
-        self.shared.scopes.begin_profile(&self.shared.ledger)
+        self.shared.upper.scopes.begin_profile(&self.shared.ledger)
     }
 
     /// Ends the running profile.
     pub fn end_profile(&self) -> ProfileInfo {
-        self.shared.scopes.end_profile(&self.shared.ledger)
+        self.shared.upper.scopes.end_profile(&self.shared.ledger)
     }
 
     /// [`Session::end_profile`] for later, not tied to this handle's lifetime (a profile whose
     /// function returned a promise ends when it settles).
-    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    #[cfg_attr(native, allow(dead_code))]
     pub(crate) fn profile_end(&self) -> impl FnOnce() -> ProfileInfo + 'static {
         let shared = self.shared.clone();
-        move || shared.scopes.end_profile(&shared.ledger)
+        move || shared.upper.scopes.end_profile(&shared.ledger)
     }
 
     /// `tf.profile`: the bytes and tensors `f` added, the peak while it ran, and each kernel.
@@ -353,6 +345,21 @@ impl Session {
     /// Number of compute pipelines this session has created.
     pub fn pipelines(&self) -> usize {
         self.shared.kernels.len()
+    }
+}
+
+impl crate::telemetry::Watched for Session {
+    fn label(&self) -> &str {
+        Session::label(self)
+    }
+    fn is_disposed(&self) -> bool {
+        Session::is_disposed(self)
+    }
+    fn is_device_lost(&self) -> bool {
+        Session::is_device_lost(self)
+    }
+    fn sync(&self) -> impl std::future::Future<Output = Result<()>> {
+        Session::sync(self)
     }
 }
 
@@ -375,5 +382,5 @@ impl std::fmt::Debug for Session {
     }
 }
 
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(all(test, native))]
 mod tests;

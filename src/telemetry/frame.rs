@@ -180,7 +180,7 @@ impl Sink for Records {
 }
 
 /// Values only (`value`, then a distribution's five figures), and a hash of the layout.
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // the browser's fast path
+#[cfg_attr(native, allow(dead_code))] // the browser's fast path
 pub(crate) struct Values {
     pub values: Vec<f64>,
     pub hash: u64,
@@ -195,7 +195,7 @@ impl Default for Values {
     }
 }
 
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[cfg_attr(native, allow(dead_code))]
 impl Values {
     fn mix(&mut self, bytes: &[u8]) {
         // FNV-1a over 8-byte words, then the length: a changed layout changes it
@@ -245,7 +245,7 @@ impl Sink for Values {
 /// The layout as JSON: `[{scope, name, kind, unit, dist, labels}]` in record order, every field
 /// present (`dist` a boolean, `labels` an object or null: the JS side reads own fields only).
 #[derive(Default)]
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[cfg_attr(native, allow(dead_code))]
 pub(crate) struct Layout(pub Vec<serde_json::Value>);
 
 impl Sink for Layout {

@@ -20,7 +20,7 @@ use owners::OwnerGroup;
 pub use diagnose::{diagnose, diagnose_samples, Diagnosis, Evidence, Finding, Series, Snapshots, Verdict};
 pub use owners::{current_iteration, next_iteration};
 pub use report::report;
-pub use watch::{watch, WatchOptions, MAX_ITERATIONS as MAX_WATCH_ITERATIONS};
+pub use watch::{watch, WatchOptions, Watched, MAX_ITERATIONS as MAX_WATCH_ITERATIONS};
 
 pub use registry::SessionInfo;
 pub(crate) use registry::{claim_label, register_session};

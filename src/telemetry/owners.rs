@@ -158,7 +158,7 @@ impl OwnerTable {
     }
 
     /// Marks a storage whose handle was collected without `dispose()`.
-    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // only JS handles are garbage-collected
+    #[cfg_attr(native, allow(dead_code))] // only JS handles are garbage-collected
     pub(crate) fn forget(&self, id: u64) {
         self.forgotten_handles.fetch_add(1, Ordering::Relaxed);
         let mut l = self.live();

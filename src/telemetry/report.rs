@@ -8,15 +8,11 @@ use super::Diagnosis;
 
 /// Where the report runs: OS natively, the browser's user agent on the web.
 fn platform() -> Value {
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(web)]
     {
-        let nav = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).unwrap_or_default();
-        let ua = js_sys::Reflect::get(&nav, &"userAgent".into())
-            .ok()
-            .and_then(|v| v.as_string());
-        json!({ "target": "web", "userAgent": ua })
+        json!({ "target": "web", "userAgent": crate::platform::user_agent() })
     }
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(native)]
     {
         json!({ "target": "native", "os": std::env::consts::OS, "arch": std::env::consts::ARCH })
     }
@@ -24,7 +20,7 @@ fn platform() -> Value {
 
 /// The affon environment variables that were set (native).
 fn environment() -> Value {
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(native)]
     {
         let vars: serde_json::Map<String, Value> = std::env::vars()
             .filter(|(k, _)| k.starts_with("AFFON_") || k == "WGPU_BACKEND" || k == "WGPU_ADAPTER_NAME")
@@ -32,7 +28,7 @@ fn environment() -> Value {
             .collect();
         Value::Object(vars)
     }
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(web)]
     {
         json!({})
     }

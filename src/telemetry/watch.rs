@@ -24,6 +24,18 @@ impl WatchOptions {
     }
 }
 
+/// A session as [`watch`] sees it: what it synchronises between iterations (`Session` is one).
+pub trait Watched {
+    /// Its label (what `WatchOptions::session` names).
+    fn label(&self) -> &str;
+    /// Whether it was disposed (nothing to wait for).
+    fn is_disposed(&self) -> bool;
+    /// Whether its device is lost.
+    fn is_device_lost(&self) -> bool;
+    /// Waits until its queued device work has completed.
+    fn sync(&self) -> impl std::future::Future<Output = crate::Result<()>>;
+}
+
 /// The most iterations (warm-up included) one [`watch`] runs: it keeps a sample of each.
 pub const MAX_ITERATIONS: u64 = 1_000_000;
 
@@ -31,14 +43,14 @@ pub const MAX_ITERATIONS: u64 = 1_000_000;
 /// synchronises every session in `sessions` and samples `metrics()` before the first iteration and
 /// after every one, then diagnoses the samples ([`diagnose_samples`](super::diagnose_samples)). The peak gauges are reset (as
 /// by [`reset_peak`](super::reset_peak)) before the first sample, so peaks describe the watched workload.
-pub async fn watch(
-    sessions: &[&crate::Session],
+pub async fn watch<S: Watched>(
+    sessions: &[&S],
     options: WatchOptions,
     mut f: impl AsyncFnMut(u64) -> crate::Result<()>,
 ) -> crate::Result<Diagnosis> {
     // a session whose device is lost has nothing in flight to wait for (and its sync would fail
     // the watch of a session that works); the one watched fails as it would anywhere
-    let watched = |s: &crate::Session| options.session.as_deref().is_none_or(|l| s.label() == l);
+    let watched = |s: &S| options.session.as_deref().is_none_or(|l| s.label() == l);
     let sync_all = async || -> crate::Result<()> {
         for s in sessions {
             if !s.is_disposed() && (!s.is_device_lost() || watched(s)) {

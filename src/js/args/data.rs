@@ -6,8 +6,8 @@ use wasm_bindgen::prelude::*;
 use super::{value, wrong};
 use crate::dtype::DType;
 use crate::error::invalid_arg;
+use crate::host::{host_oom, host_vec};
 use crate::js::{to_js, JsResult};
-use crate::session::{host_oom, host_vec};
 
 /// Tensor data as it arrives: its length is known before any of it is copied into wasm memory.
 /// A TypedArray is held as a fresh view over its memory, read from the engine's slots: its length

@@ -11,7 +11,7 @@ use crate::ops::infer::{axis as norm_axis, reduce_axes};
 use crate::ops::{BinaryOp, Dims, Op, ReduceOp};
 
 mod shape;
-#[cfg(target_arch = "wasm32")] // the JS bindings' `numOrSizes`
+#[cfg(web)] // the JS bindings' `numOrSizes`
 pub(crate) use shape::split_sizes;
 pub(crate) use shape::{concat, expand_dims, pad, slice, split, squeeze, stack, tile};
 

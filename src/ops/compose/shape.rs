@@ -285,7 +285,7 @@ pub(crate) fn split<G: Graph>(g: &mut G, x: &G::V, sizes: &[usize], axis: i64) -
 
 /// The sizes of `split(numOrSizes)`: `n` equal parts, or the given sizes, a `None` among them (at
 /// most one: `args::parts`) being what the others leave of `len` (TF.js's `-1`).
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // the JS bindings' `numOrSizes`
+#[cfg_attr(native, allow(dead_code))] // the JS bindings' `numOrSizes`
 pub(crate) fn split_sizes(len: usize, parts: Option<usize>, sizes: &[Option<usize>]) -> Result<Vec<usize>> {
     match parts {
         Some(n) if n >= 1 && len.is_multiple_of(n) => Ok(vec![len / n; n]),

@@ -9,9 +9,9 @@ use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
+use super::{Tensor, TensorCore};
 use crate::accounting::Ledger;
 use crate::platform::{Shared, WeakShared};
-use crate::tensor::{Tensor, TensorCore};
 
 /// The stack of open scopes of one session.
 #[derive(Default)]

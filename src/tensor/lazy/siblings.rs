@@ -17,8 +17,7 @@ use crate::dtype::DType;
 use crate::kernels::Operand;
 use crate::platform::Shared;
 use crate::program::fusion::{Group, Ref, Step, MAX_EAGER_STEPS};
-use crate::session::SessionShared;
-use crate::tensor::TensorCore;
+use crate::tensor::{SessionShared, TensorCore};
 
 /// Storage buffers one sibling kernel binds (outputs, leaves and its parameters): the 8 per stage
 /// WebGPU guarantees, so the kernels (and their count) are the same on every adapter.
@@ -104,7 +103,7 @@ impl<'a> Merged<'a> {
             let ctx = s.ctx();
             let mut enc = crate::commands::Commands::default();
             crate::kernels::record_fused_outputs(&ctx, &mut enc, &group, &operands, &outs);
-            crate::session::commit(&members[0].0.session, enc);
+            crate::runtime::commit(&members[0].0.session, enc);
         } else if let [(core, _, chain, _)] = members.as_slice() {
             super::record(core, chain); // one: its own kernel, as it would settle alone
         } // on a lost device nothing is recorded (its reads fail `DEVICE_LOST`)

@@ -17,11 +17,12 @@ use crate::platform::Shared;
 pub use crate::program::plan::MemoryPlan;
 use crate::program::plan::{concrete_inputs, specialise, Plan};
 use crate::program::{Node, NodeId, Program};
-use crate::session::SessionShared;
-use crate::state::ExecutionState;
-use crate::tensor::Tensor;
+use crate::tensor::{SessionShared, Tensor};
 
 mod execute;
+pub mod state;
+
+pub use state::ExecutionState;
 
 static NEXT_EXECUTABLE: AtomicU64 = AtomicU64::new(1);
 
@@ -52,7 +53,7 @@ impl Executable {
         let mut uploads = Vec::new();
         for (i, node) in program.nodes().iter().enumerate() {
             if let Node::Constant { data, shape, dtype } = node {
-                let words = crate::session::host_vec(data.len() as u64, |_| 0u32)?;
+                let words = crate::host::host_vec(data.len() as u64, |_| 0u32)?;
                 uploads.push((i, shape, *dtype, data, words));
             }
         }
@@ -71,7 +72,7 @@ impl Executable {
         for (i, shape, dtype, _, words) in uploads {
             let origin = format!("constant of program '{}'", program.name());
             let t = Tensor::allocate_untracked(session, shape.clone(), dtype, origin)?;
-            crate::session::write(session, t.buffer()?, bytemuck::cast_slice(&words));
+            crate::runtime::write(session, t.buffer()?, bytemuck::cast_slice(&words));
             session.ledger.count(Exec::Upload(t.byte_length()));
             constants.insert(i, t);
         }
@@ -121,7 +122,7 @@ impl Executable {
             c.values().map(|t| t.id()).collect()
         };
         let s = self.inner.session.clone();
-        s.forget(&ids, crate::forgotten::Forgotten::Executable(self));
+        s.forget(&ids, Box::new(self));
     }
 
     /// Whether `dispose()` has been called.
@@ -218,64 +219,8 @@ impl Executable {
         let s = &ex.session;
         s.check_open()?;
         let p = &ex.program;
-        let declared: Vec<&str> = p.inputs().map(|(_, n, _, _)| n).collect();
-        for (i, (name, t)) in inputs.iter().enumerate() {
-            if !declared.contains(name) {
-                return Err(Error::InvalidArgument(format!(
-                    "program '{}' has no input '{name}' (its inputs are {declared:?})",
-                    p.name()
-                )));
-            }
-            if inputs[..i].iter().any(|(n, _)| n == name) {
-                return Err(Error::InvalidArgument(format!("input '{name}' is given twice")));
-            }
-            t.check_live()?;
-            if !t.belongs_to(s) {
-                return Err(Error::InvalidArgument(format!(
-                    "input '{name}': {t:?} belongs to session '{}', not '{}'",
-                    t.core.session.label, s.label
-                )));
-            }
-        }
-        let mut by_name: HashMap<&str, &Tensor> = HashMap::new();
-        for (_, name, dtype, _) in p.inputs() {
-            let t = inputs
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, t)| *t)
-                .ok_or_else(|| {
-                    Error::InvalidArgument(format!(
-                        "missing input '{name}' (the program's inputs are {declared:?})"
-                    ))
-                })?;
-            if t.dtype() != dtype {
-                return Err(Error::DtypeMismatch(format!(
-                    "input '{name}' must be {dtype}, got {}",
-                    t.dtype()
-                )));
-            }
-            by_name.insert(name, t);
-        }
-        let has_state = p.states().next().is_some();
-        let state = match (has_state, state) {
-            (true, None) => {
-                return Err(Error::InvalidArgument(format!(
-                    "program '{}' has state: pass an ExecutionState from createState()",
-                    p.name()
-                )))
-            }
-            (false, Some(_)) => {
-                return Err(Error::InvalidArgument(format!(
-                    "program '{}' has no state slots",
-                    p.name()
-                )))
-            }
-            (true, Some(st)) => {
-                st.check_for(ex)?;
-                Some(st)
-            }
-            (false, None) => None,
-        };
+        let by_name = self.bind_inputs(inputs)?;
+        let state = self.state_for_run(state)?;
         let shapes = concrete_inputs(p, &|n| by_name.get(n).map(|t| t.shape().to_vec()))?;
         let (plan, cached) = self.plan(&shapes)?;
         let outputs = self.execute(&plan, &by_name, state)?;
@@ -303,6 +248,70 @@ impl Executable {
         }
         Ok(outputs)
     }
+
+    /// The run's inputs by name: each one the program declares, given once, live, of this session
+    /// and of its declared dtype.
+    fn bind_inputs<'t>(&self, inputs: &[(&'t str, &'t Tensor)]) -> Result<HashMap<&'t str, &'t Tensor>> {
+        let s = &self.inner.session;
+        let p = &self.inner.program;
+        let declared: Vec<&str> = p.inputs().map(|(_, n, _, _)| n).collect();
+        for (i, (name, t)) in inputs.iter().enumerate() {
+            if !declared.contains(name) {
+                return Err(Error::InvalidArgument(format!(
+                    "program '{}' has no input '{name}' (its inputs are {declared:?})",
+                    p.name()
+                )));
+            }
+            if inputs[..i].iter().any(|(n, _)| n == name) {
+                return Err(Error::InvalidArgument(format!("input '{name}' is given twice")));
+            }
+            t.check_live()?;
+            if !t.belongs_to(s) {
+                return Err(Error::InvalidArgument(format!(
+                    "input '{name}': {t:?} belongs to session '{}', not '{}'",
+                    t.core.session.label, s.label
+                )));
+            }
+        }
+        let mut by_name: HashMap<&str, &Tensor> = HashMap::new();
+        for (_, name, dtype, _) in p.inputs() {
+            let (key, t) = inputs.iter().find(|(n, _)| *n == name).copied().ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "missing input '{name}' (the program's inputs are {declared:?})"
+                ))
+            })?;
+            if t.dtype() != dtype {
+                return Err(Error::DtypeMismatch(format!(
+                    "input '{name}' must be {dtype}, got {}",
+                    t.dtype()
+                )));
+            }
+            by_name.insert(key, t);
+        }
+        Ok(by_name)
+    }
+
+    /// The state a run uses: one from this executable's `createState()` exactly when the program
+    /// has state slots.
+    fn state_for_run<'s>(&self, state: Option<&'s ExecutionState>) -> Result<Option<&'s ExecutionState>> {
+        let p = &self.inner.program;
+        let has_state = p.states().next().is_some();
+        match (has_state, state) {
+            (true, None) => Err(Error::InvalidArgument(format!(
+                "program '{}' has state: pass an ExecutionState from createState()",
+                p.name()
+            ))),
+            (false, Some(_)) => Err(Error::InvalidArgument(format!(
+                "program '{}' has no state slots",
+                p.name()
+            ))),
+            (true, Some(st)) => {
+                st.check_for(&self.inner)?;
+                Ok(Some(st))
+            }
+            (false, None) => Ok(None),
+        }
+    }
 }
 
 fn shapes_of(inputs: &HashMap<&str, &Tensor>) -> serde_json::Value {
@@ -316,5 +325,11 @@ fn shapes_of(inputs: &HashMap<&str, &Tensor>) -> serde_json::Value {
 impl Drop for Executable {
     fn drop(&mut self) {
         self.dispose();
+    }
+}
+
+impl crate::forgotten::Kept for Executable {
+    fn bytes(&self) -> u64 {
+        self.constant_bytes()
     }
 }

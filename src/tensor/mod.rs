@@ -1,6 +1,7 @@
 //! `Tensor`: a shape, a dtype and one storage lease from its session's pool. Not `Clone`: one
 //! handle owns the storage, released on [`Tensor::dispose`] or `Drop`. Eager ops are in
-//! `tensor_ops.rs`.
+//! `tensor_ops.rs`. What tensors keep per session (tidy scopes in `scope.rs`, pending chains in
+//! `lazy/`) is `TensorState`, the upper part of the session's runtime (`SessionShared`).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -11,8 +12,32 @@ use crate::error::{Error, Result};
 use crate::kernels::Operand;
 use crate::platform::Shared;
 use crate::pool::Lease;
-use crate::session::SessionShared;
+use crate::runtime::{Runtime, Upper};
 use crate::shape;
+
+pub(crate) mod lazy;
+mod made;
+pub mod scope;
+
+pub(crate) use made::{constant_in, scalar_in, scratch};
+
+/// What tensors keep per session, inside its runtime.
+#[derive(Default)]
+pub(crate) struct TensorState {
+    /// Tidy scopes and the running profile (see `scope.rs`).
+    pub(crate) scopes: scope::Scopes,
+    /// Pending tensors (see `lazy/`).
+    pub(crate) deferred: lazy::Deferred,
+}
+
+impl Upper for TensorState {
+    fn settle_pending(rt: &SessionShared) {
+        lazy::settle_all(rt);
+    }
+}
+
+/// A session's runtime, with its tensors' state: what tensors, kernels and programs share.
+pub(crate) type SessionShared = Runtime<TensorState>;
 
 static NEXT_TENSOR: AtomicU64 = AtomicU64::new(1);
 
@@ -30,7 +55,7 @@ pub(crate) struct TensorCore {
     /// Exempt from tidy scopes (`keep`).
     pub(crate) kept: AtomicBool,
     /// What computes it, while it is pending (see `lazy.rs`).
-    pub(crate) chain: Mutex<Option<crate::lazy::Chain>>,
+    pub(crate) chain: Mutex<Option<lazy::Chain>>,
     pending: AtomicBool,
     /// Its pending kernel was dropped unrun (disposed or forgotten unread).
     unwritten: AtomicBool,
@@ -55,7 +80,7 @@ impl TensorCore {
             return;
         }
         if self.dependents.load(Ordering::SeqCst) > 0 {
-            crate::lazy::settle_readers(&self.session, self); // they read it before it goes
+            lazy::settle_readers(&self.session, self); // they read it before it goes
         }
         // disposed unread: never computed
         self.drop_chain();
@@ -102,7 +127,7 @@ impl TensorCore {
         self.pending.load(Ordering::SeqCst)
     }
 
-    pub(crate) fn set_chain(&self, chain: crate::lazy::Chain) {
+    pub(crate) fn set_chain(&self, chain: lazy::Chain) {
         *self.chain.lock().unwrap_or_else(|p| p.into_inner()) = Some(chain);
         self.pending.store(true, Ordering::SeqCst);
     }
@@ -117,7 +142,7 @@ impl TensorCore {
             let mut chain = self.chain.lock().unwrap_or_else(|p| p.into_inner());
             let c = chain.take();
             if let Some(c) = &c {
-                crate::lazy::record(self, &c.resolved());
+                lazy::record(self, &c.resolved());
             }
             self.pending.store(false, Ordering::SeqCst);
             c
@@ -164,7 +189,7 @@ impl Tensor {
         origin: String,
     ) -> Result<Tensor> {
         let t = Self::allocate_untracked(session, shape, dtype, origin)?;
-        session.scopes.track(&t.core);
+        session.upper.scopes.track(&t.core);
         Ok(t)
     }
 
@@ -288,7 +313,7 @@ impl Tensor {
         }
         self.core.drop_chain(); // no handle can read it now
         let s = self.core.session.clone();
-        s.forget(&[self.id()], crate::forgotten::Forgotten::Tensor(self));
+        s.forget(&[self.id()], Box::new(self));
     }
 
     /// Calls `f` with the tensor's bytes while they are mapped (synchronises with queued device
@@ -297,9 +322,9 @@ impl Tensor {
         let s = &self.core.session;
         // in the browser a readback yields the task, where every pending tensor is computed:
         // computed here instead, siblings with this one (`m = x.mul(2); y = m.add(1)`: one kernel)
-        #[cfg(target_arch = "wasm32")]
+        #[cfg(web)]
         if self.core.is_pending() && !self.is_disposed() {
-            crate::lazy::settle_all(s);
+            lazy::settle_all(s);
         }
         let buffer = self.buffer()?.clone();
         let start = crate::platform::now_ms();
@@ -308,7 +333,7 @@ impl Tensor {
             .gpu
             .read_with(&buffer, self.core.byte_length, &s.ledger, f)
             .await?;
-        crate::idle::arm(s); // the staging buffer kept for the next readback
+        crate::runtime::arm(s); // the staging buffer kept for the next readback
         s.ledger.count(Exec::Download(self.core.byte_length));
         s.ledger.count(Exec::Sync);
         if crate::trace::enabled() {
@@ -370,13 +395,13 @@ impl Tensor {
     }
 
     /// Blocking [`Tensor::read`] (native only).
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(native)]
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         crate::platform::block_on(self.read::<T>())
     }
 
     /// Blocking [`Tensor::item_f64`] (native only).
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(native)]
     pub fn item(&self) -> Result<f64> {
         crate::platform::block_on(self.item_f64())
     }
@@ -391,5 +416,15 @@ impl Drop for Tensor {
 impl std::fmt::Debug for Tensor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.core.describe())
+    }
+}
+
+impl crate::forgotten::Kept for Tensor {
+    fn bytes(&self) -> u64 {
+        if self.is_disposed() {
+            0
+        } else {
+            self.byte_length()
+        }
     }
 }

@@ -3,11 +3,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::ExecutableShared;
 use crate::error::{Error, Result};
-use crate::executable::ExecutableShared;
 use crate::platform::Shared;
-use crate::session::SessionShared;
-use crate::tensor::Tensor;
+use crate::tensor::{SessionShared, Tensor};
 
 /// State slots, updated in place by a program's `assign`s.
 pub struct ExecutionState {
@@ -76,7 +75,7 @@ impl ExecutionState {
             }
             slots.push((name.to_string(), slot));
         }
-        crate::session::commit(s, enc);
+        crate::runtime::commit(s, enc);
         Ok(ExecutionState {
             session: s.clone(),
             executable: ex.id,
@@ -126,7 +125,7 @@ impl ExecutionState {
         }
         let ids: Vec<u64> = self.slots.iter().map(|(_, t)| t.id()).collect();
         let s = self.session.clone();
-        s.forget(&ids, crate::forgotten::Forgotten::State(self));
+        s.forget(&ids, Box::new(self));
     }
 
     /// Bytes of all slots.
@@ -158,7 +157,7 @@ impl ExecutionState {
         )?;
         let mut enc = crate::commands::Commands::default();
         enc.copy_buffer_to_buffer(t.buffer()?, 0, copy.buffer()?, 0, copy.byte_length());
-        crate::session::commit(s, enc);
+        crate::runtime::commit(s, enc);
         Ok(copy)
     }
 
@@ -175,5 +174,15 @@ impl ExecutionState {
 impl Drop for ExecutionState {
     fn drop(&mut self) {
         self.dispose();
+    }
+}
+
+impl crate::forgotten::Kept for ExecutionState {
+    fn bytes(&self) -> u64 {
+        if self.is_disposed() {
+            0
+        } else {
+            self.byte_length()
+        }
     }
 }

@@ -17,8 +17,8 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
+use super::Runtime;
 use crate::platform::{Shared, WeakShared};
-use crate::session::SessionShared;
 
 /// Ticks per idle time: a session quiet for this many ticks in a row is trimmed.
 pub(crate) const TICKS: u32 = 4;
@@ -99,7 +99,7 @@ impl Idle {
 
 /// Starts the idle timer of `s` unless it runs already (called after a release or a readback;
 /// not for a disposed session, whose releases give their buffers to the device).
-pub(crate) fn arm(s: &SessionShared) {
+pub(crate) fn arm<T: super::Upper>(s: &Runtime<T>) {
     let idle = &s.idle;
     if idle.tick_ms == 0 || idle.armed.load(Ordering::Relaxed) || s.is_disposed() {
         return;
@@ -108,13 +108,13 @@ pub(crate) fn arm(s: &SessionShared) {
         idle.seen
             .store(idle.activity.load(Ordering::Relaxed), Ordering::Relaxed);
         idle.quiet.store(0, Ordering::Relaxed);
-        let weak: WeakShared<SessionShared> = s.me.clone();
+        let weak: WeakShared<Runtime<T>> = s.me.clone();
         crate::platform::every_ms(idle.tick_ms, move || weak.upgrade().is_some_and(|s| tick(&s)));
     }
 }
 
 /// One tick; whether to keep ticking. Trims a session quiet for [`TICKS`] ticks and stops.
-fn tick(s: &Shared<SessionShared>) -> bool {
+fn tick<T: super::Upper>(s: &Shared<Runtime<T>>) -> bool {
     if s.check_open().is_err() {
         s.idle.armed.store(false, Ordering::SeqCst);
         return false;

@@ -25,13 +25,12 @@ mod siblings;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
+use super::{SessionShared, Tensor, TensorCore};
 use crate::dtype::DType;
 use crate::kernels::Operand;
 use crate::ops::Op;
 use crate::platform::{Shared, WeakShared};
 use crate::program::fusion::{append_steps, chainable, Group, Ref, Step, MAX_EAGER_STEPS, MAX_LEAVES};
-use crate::session::SessionShared;
-use crate::tensor::{Tensor, TensorCore};
 
 /// A leaf of a pending chain: a computed tensor, counting this reader while it is held.
 pub(crate) struct LeafRef(pub(crate) Shared<TensorCore>);
@@ -298,9 +297,9 @@ pub(crate) fn defer(
     let read: Vec<Shared<Tensor>> = owned.iter().filter(|t| chain.reads(&t.core)).cloned().collect();
     chain.owned.extend(read);
     out.core.set_chain(chain);
-    s.deferred.register(&out.core);
-    #[cfg(target_arch = "wasm32")]
-    crate::session::on_yield(s);
+    s.upper.deferred.register(&out.core);
+    #[cfg(web)]
+    crate::runtime::on_yield(s);
 }
 
 /// `op` on its args as a one-step chain, for [`defer`].
@@ -358,18 +357,19 @@ pub(crate) fn record(core: &TensorCore, chain: &Chain) {
     // inferred when deferred: an elementwise step over live tensors always records
     debug_assert!(recorded.is_ok(), "{recorded:?}");
     if recorded.is_ok() {
-        crate::session::commit(s, enc);
+        crate::runtime::commit(s, enc);
     }
 }
 
 /// Settles every pending tensor of `s` (siblings together: [`siblings`]).
 pub(crate) fn settle_all(s: &SessionShared) {
-    siblings::settle(s, &s.deferred.live(true));
+    siblings::settle(s, &s.upper.deferred.live(true));
 }
 
 /// Settles the pending tensors of `s` that read `leaf` (before its storage goes).
 pub(crate) fn settle_readers(s: &SessionShared, leaf: &TensorCore) {
     let readers: Vec<Shared<TensorCore>> = s
+        .upper
         .deferred
         .live(false)
         .into_iter()
