@@ -42,6 +42,21 @@ pub(crate) fn now_ms() -> f64 {
     web::affon_now()
 }
 
+/// A seed for a random op called without one (`Math.random()`'s 53 bits).
+#[cfg(target_arch = "wasm32")]
+pub(crate) fn random_seed() -> u64 {
+    (js_sys::Math::random() * 9.0e15) as u64
+}
+
+/// A seed for a random op called without one (the process's random hasher keys, a counter mixed in).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn random_seed() -> u64 {
+    use std::hash::BuildHasher;
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::collections::hash_map::RandomState::new().hash_one(n)
+}
+
 /// Runs `f` when the calling browser task yields (a microtask after it).
 #[cfg(target_arch = "wasm32")]
 pub(crate) fn on_yield(f: impl std::future::Future<Output = ()> + 'static) {

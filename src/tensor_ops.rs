@@ -107,9 +107,26 @@ impl Tensor {
         apply(s, &Op::Where {}, &[self, cond, &scalar])
     }
 
-    /// Consecutive slices along `axis` of these sizes (TF.js `split`; JS also takes a number of
-    /// equal parts).
-    pub fn split(&self, sizes: &[usize], axis: i64) -> Result<Vec<Tensor>> {
+    /// Consecutive slices along `axis` of these sizes, one of them may be `-1`: what the others
+    /// leave (TF.js `split` with an array).
+    pub fn split(&self, sizes: &[i64], axis: i64) -> Result<Vec<Tensor>> {
+        self.split_by(&compose::SplitSizes::Sizes(sizes.to_vec()), axis)
+    }
+
+    /// `parts` equal consecutive slices along `axis` (TF.js `split` with a number).
+    pub fn split_parts(&self, parts: i64, axis: i64) -> Result<Vec<Tensor>> {
+        self.split_by(&compose::SplitSizes::Parts(parts), axis)
+    }
+
+    /// `split` as TF.js's `numOrSizes` says: checked whole before anything is made.
+    pub fn split_by(&self, how: &compose::SplitSizes, axis: i64) -> Result<Vec<Tensor>> {
+        self.check_live()?;
+        let ax = infer::axis("split", axis, self.shape().len())?;
+        let sizes = compose::split_sizes(self.shape()[ax], how)?;
+        self.split_sizes(&sizes, axis)
+    }
+
+    fn split_sizes(&self, sizes: &[usize], axis: i64) -> Result<Vec<Tensor>> {
         let s = &self.core.session;
         s.check_open()?;
         self.check_live()?;

@@ -152,35 +152,22 @@ pub(crate) fn pairs(what: &str, v: &JsValue) -> JsResult<Vec<(i64, i64)>> {
         .collect()
 }
 
-/// `split`'s `numOrSizes`: a number of equal parts, or the sizes — at most one `-1` (`None`): what
-/// the others leave, as in TF.js.
-pub(crate) fn parts(what: &str, v: &JsValue) -> JsResult<(Option<usize>, Vec<Option<usize>>)> {
+/// `split`'s `numOrSizes`: a number of parts, or an array of sizes (integers; what they may be is
+/// the core's `ops::compose::split_sizes`).
+pub(crate) fn split_sizes(what: &str, v: &JsValue) -> JsResult<crate::ops::SplitSizes> {
     if v.as_f64().is_some() {
-        let n = int_or(what, v, 1)?;
-        if n < 1 {
-            return Err(wrong(what, "a positive number of parts or an array of sizes", v));
-        }
-        // more parts than this target counts is more than any dimension holds: refused, not wrapped
-        let n = usize::try_from(n).map_err(|_| wrong(what, "a number of parts a dimension can hold", v))?;
-        return Ok((Some(n), vec![]));
+        return Ok(crate::ops::SplitSizes::Parts(int_or(what, v, 1)?));
     }
     let sizes = numbers(what, v)?;
-    if sizes.iter().filter(|&&d| d == -1.0).count() > 1 {
-        return Err(wrong(what, "sizes with at most one -1", v));
-    }
-    // each size is a dimension's (the same rule), or the one -1
-    let size = |(i, &d): (usize, &f64)| -> JsResult<Option<usize>> {
-        if d == -1.0 {
-            return Ok(None);
-        }
-        match crate::shape::dims_from_f64(&[d]) {
-            Ok(one) => Ok(one.first().copied()),
-            Err(_) => Err(to_js(invalid_arg!(
-                "{what}: size {i} is {d}: every size must be a positive integer, or one of them -1 (sizes {sizes:?})"
-            ))),
+    let int = |(i, &d): (usize, &f64)| -> JsResult<i64> {
+        match d.fract() == 0.0 && d.abs() < 9.0e15 {
+            true => Ok(d as i64),
+            false => Err(wrong(&format!("{what}[{i}]"), "an integer", &d.into())),
         }
     };
-    Ok((None, sizes.iter().enumerate().map(size).collect::<JsResult<_>>()?))
+    Ok(crate::ops::SplitSizes::Sizes(
+        sizes.iter().enumerate().map(int).collect::<JsResult<_>>()?,
+    ))
 }
 
 /// A shape: an array of positive integers (`[]` is a scalar).

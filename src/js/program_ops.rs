@@ -7,7 +7,6 @@ use wasm_bindgen::prelude::*;
 use super::args;
 use super::program::{JsNode, JsProgram};
 use super::{to_js, JsResult};
-use crate::error::Error;
 use crate::ops::{BinaryOp, Op, ReduceOp, UnaryOp};
 
 macro_rules! js_node_unary {
@@ -116,19 +115,9 @@ impl JsProgram {
         #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
     ) -> JsResult<js_sys::Array> {
         let a = self.arg("split: argument 'a'", &a)?;
-        let (parts, sizes) = args::parts("split: numOrSizes", &num_or_sizes)?;
+        let how = args::split_sizes("split: numOrSizes", &num_or_sizes)?;
         let axis = args::int_or("split: axis", &axis, 0)?;
-        let ids = {
-            let mut p = self.inner_mut();
-            let (dims, _) = crate::ops::compose::Graph::meta(&*p, &a).map_err(to_js)?;
-            let ax = crate::ops::infer::axis("split", axis, dims.len()).map_err(to_js)?;
-            let len =
-                dims.get(ax).copied().flatten().ok_or_else(|| {
-                    to_js(Error::InvalidProgram("split: a scalar or a dynamic axis".into()))
-                })?;
-            let sizes = crate::ops::compose::split_sizes(len, parts, &sizes).map_err(to_js)?;
-            p.split(a, &sizes, axis).map_err(to_js)?
-        };
+        let ids = self.inner_mut().split_by(a, &how, axis).map_err(to_js)?;
         Ok(ids.into_iter().map(|id| JsValue::from(self.node(id))).collect())
     }
 }

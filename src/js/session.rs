@@ -7,7 +7,7 @@ use super::args;
 use super::registry::Held;
 use super::session_options::parse_options;
 use super::{to_js, to_value, JsExecutable, JsProgram, JsResult, JsTensor};
-use crate::error::{invalid_arg, Error};
+use crate::error::Error;
 use crate::session::Session;
 
 thread_local! {
@@ -214,25 +214,16 @@ impl JsSession {
         let f = args::function("tidy: fn", &f)?;
         // an async function is refused before it runs; another that returns a promise, after
         if super::affon_is_async(&f) {
-            return Err(to_js(invalid_arg!(
-                "tidy cannot take an async function: tensors would be disposed before it finishes"
-            )));
+            return Err(to_js(Session::tidy_refuses_async()));
         }
-        s.begin_scope();
-        let result = f.call0(&JsValue::UNDEFINED);
-        let mut ids = std::collections::HashSet::new();
-        match &result {
-            Ok(v) if v.is_instance_of::<js_sys::Promise>() => {
-                s.end_scope(&ids);
-                return Err(to_js(invalid_arg!(
-                    "tidy cannot take an async function: tensors would be disposed before it finishes"
-                )));
-            }
-            Ok(v) if v.is_object() => ids = Walk::tensor_ids(v),
-            _ => {}
-        }
-        s.end_scope(&ids);
-        result
+        s.tidy_with(
+            || f.call0(&JsValue::UNDEFINED),
+            |v| match v {
+                v if v.is_instance_of::<js_sys::Promise>() => Err(to_js(Session::tidy_refuses_async())),
+                v if v.is_object() => Ok(Walk::tensor_ids(v)),
+                _ => Ok(Default::default()),
+            },
+        )
     }
 
     /// Exempts `tensor` from every enclosing tidy scope; returns it.

@@ -76,12 +76,13 @@ pub(super) fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
     let p = o.pool.unwrap_or_default();
     let size_classes = match p.size_classes {
         None => None,
-        Some(ClassesArg::Steps(s)) if s.fract() == 0.0 && (1.0..=64.0).contains(&s) => {
+        // a whole number converts; which ones are steps is the core's (`SizeClasses::ladder`)
+        Some(ClassesArg::Steps(s)) if s.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&s) => {
             Some(SizeClasses::ladder(s as u32)?)
         }
         Some(ClassesArg::Steps(s)) => {
             return Err(invalid_arg!(
-                "pool.sizeClasses steps must be 1, 2, 4, 8, 16, 32 or 64, got {s}"
+                "pool.sizeClasses must be a whole number of steps, got {s}"
             ))
         }
         Some(ClassesArg::List(l)) => Some(SizeClasses::explicit(
@@ -124,18 +125,20 @@ impl RandomArg {
         Ok(RandomArg(e))
     }
 
-    pub(super) fn get(&self, k: &str, default: f64) -> JsResult<f64> {
+    /// The number option `k`, `None` when absent (its default is the core's).
+    pub(super) fn get(&self, k: &str) -> JsResult<Option<f64>> {
         match self.0.iter().find(|(n, _)| n == k) {
-            None => Ok(default),
-            Some((_, v)) => args::number(&format!("option '{k}'"), v),
+            None => Ok(None),
+            Some((_, v)) => args::number(&format!("option '{k}'"), v).map(Some),
         }
     }
 
-    pub(super) fn seed(&self) -> JsResult<u64> {
+    /// The seed, `None` when absent (the core picks one).
+    pub(super) fn seed(&self) -> JsResult<Option<u64>> {
         match self.0.iter().find(|(n, _)| n == "seed") {
-            None => Ok((js_sys::Math::random() * 9.0e15) as u64),
+            None => Ok(None),
             Some((_, v)) => match v.as_f64() {
-                Some(x) if x.fract() == 0.0 && (0.0..9.0e15).contains(&x) => Ok(x as u64),
+                Some(x) if x.fract() == 0.0 && (0.0..9.0e15).contains(&x) => Ok(Some(x as u64)),
                 _ => Err(to_js(invalid_arg!(
                     "seed must be a non-negative integer, got {}",
                     describe(v)

@@ -208,13 +208,8 @@ impl JsSession {
     ) -> JsResult<JsTensor> {
         let s = self.open()?;
         let o = RandomArg::parse(&options, &["mean", "stddev", "seed"])?;
-        let (mean, stddev) = (o.get("mean", 0.0)?, o.get("stddev", 1.0)?);
-        if stddev.is_nan() || stddev < 0.0 {
-            return Err(to_js(invalid_arg!(
-                "randomNormal: stddev must be ≥ 0, got {stddev}"
-            )));
-        }
-        s.random_normal(
+        let (mean, stddev) = (o.get("mean")?, o.get("stddev")?);
+        s.random_normal_or(
             &args::shape("randomNormal: shape", &shape)?,
             mean,
             stddev,
@@ -233,10 +228,10 @@ impl JsSession {
     ) -> JsResult<JsTensor> {
         let s = self.open()?;
         let o = RandomArg::parse(&options, &["min", "max", "seed"])?;
-        s.random_uniform(
+        s.random_uniform_or(
             &args::shape("randomUniform: shape", &shape)?,
-            o.get("min", 0.0)?,
-            o.get("max", 1.0)?,
+            o.get("min")?,
+            o.get("max")?,
             o.seed()?,
         )
         .map(JsTensor::new)

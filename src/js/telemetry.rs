@@ -268,9 +268,10 @@ impl JsTelemetry {
     ) -> JsResult<JsValue> {
         let f = super::args::function("watch: fn", &f)?;
         let e = self::options("watch options", &options, &["warmup", "iterations", "session"])?;
+        let defaults = WatchOptions::default();
         let opts = WatchOptions {
-            warmup: count(&e, "warmup", 5)?,
-            iterations: count(&e, "iterations", 20)?,
+            warmup: count(&e, "warmup", defaults.warmup)?,
+            iterations: count(&e, "iterations", defaults.iterations)?,
             session: session_label("watch", &get(&e, "session"))?,
         };
         let sessions = super::session::live_sessions();

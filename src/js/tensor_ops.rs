@@ -7,7 +7,6 @@ use wasm_bindgen::prelude::*;
 use super::args;
 use super::tensor::JsTensor;
 use super::{to_js, JsResult};
-use crate::error::Error;
 use crate::ops::{BinaryOp, Op, ReduceOp, UnaryOp};
 
 macro_rules! js_unary {
@@ -139,16 +138,9 @@ impl JsTensor {
         #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
     ) -> JsResult<js_sys::Array> {
         let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let (parts, sizes) = args::parts("split: numOrSizes", &num_or_sizes)?;
+        let how = args::split_sizes("split: numOrSizes", &num_or_sizes)?;
         let axis = args::int_or("split: axis", &axis, 0)?;
-        let ax = crate::ops::infer::axis("split", axis, t.shape().len()).map_err(to_js)?;
-        let len = t
-            .shape()
-            .get(ax)
-            .copied()
-            .ok_or_else(|| to_js(Error::ShapeMismatch("split needs rank ≥ 1, got a scalar".into())))?;
-        let sizes = crate::ops::compose::split_sizes(len, parts, &sizes).map_err(to_js)?;
-        let out = t.split(&sizes, axis).map_err(to_js)?;
+        let out = t.split_by(&how, axis).map_err(to_js)?;
         Ok(out.into_iter().map(|x| JsValue::from(JsTensor::new(x))).collect())
     }
 }

@@ -15,6 +15,7 @@ mod table;
 
 pub(crate) use attr::Num;
 pub use attr::{Axes, Fill, Pad, PadMode, Pair};
+pub use compose::SplitSizes;
 
 pub(crate) use table::binary_helpers;
 

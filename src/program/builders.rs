@@ -131,9 +131,26 @@ impl Program {
     }
 
     /// `split(sizes, axis)` nodes.
-    pub fn split(&mut self, a: NodeId, sizes: &[usize], axis: i64) -> Result<Vec<NodeId>> {
-        use crate::ops::compose::{split, Dry, Graph};
+    pub fn split(&mut self, a: NodeId, sizes: &[i64], axis: i64) -> Result<Vec<NodeId>> {
+        self.split_by(a, &crate::ops::SplitSizes::Sizes(sizes.to_vec()), axis)
+    }
+
+    /// `parts` equal consecutive slices along `axis`.
+    pub fn split_parts(&mut self, a: NodeId, parts: i64, axis: i64) -> Result<Vec<NodeId>> {
+        self.split_by(a, &crate::ops::SplitSizes::Parts(parts), axis)
+    }
+
+    /// `split` as TF.js's `numOrSizes` says; the axis must have a known length.
+    pub fn split_by(&mut self, a: NodeId, how: &crate::ops::SplitSizes, axis: i64) -> Result<Vec<NodeId>> {
+        use crate::ops::compose::{split, split_sizes, Dry, Graph};
         let meta = self.meta(&a)?;
+        let ax = crate::ops::infer::axis("split", axis, meta.0.len())?;
+        let len =
+            meta.0.get(ax).copied().flatten().ok_or_else(|| {
+                crate::error::Error::InvalidProgram("split: a scalar or a dynamic axis".into())
+            })?;
+        let sizes = split_sizes(len, how)?;
+        let sizes = &sizes[..];
         split(&mut Dry { made: vec![] }, &meta, sizes, axis)?;
         split(self, &a, sizes, axis)
     }

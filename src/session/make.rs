@@ -13,10 +13,40 @@ impl Session {
     /// A tensor of normally distributed float32 values (Box–Muller over a seeded SplitMix64;
     /// the same seed gives the same values on every target).
     pub fn random_normal(&self, shape: &[usize], mean: f64, stddev: f64, seed: u64) -> Result<Tensor> {
+        if stddev.is_nan() || stddev < 0.0 {
+            return Err(Error::InvalidArgument(format!(
+                "randomNormal: stddev must be ≥ 0, got {stddev}"
+            )));
+        }
         let n = self.admit_shape(shape)?;
         let mut rng = crate::random::Rng::new(seed);
         let v = host_vec(n, |_| ((mean + stddev * rng.normal()) as f32).to_bits())?;
         self.tensor_from_words(&v, shape, DType::Float32, "randomNormal")
+    }
+
+    /// TF.js's `randomNormal(shape, {mean = 0, stddev = 1, seed})`: an absent option takes its
+    /// default, an absent seed a random one ([`crate::platform`]'s `random_seed`).
+    pub fn random_normal_or(
+        &self,
+        shape: &[usize],
+        mean: Option<f64>,
+        stddev: Option<f64>,
+        seed: Option<u64>,
+    ) -> Result<Tensor> {
+        let seed = seed.unwrap_or_else(crate::platform::random_seed);
+        self.random_normal(shape, mean.unwrap_or(0.0), stddev.unwrap_or(1.0), seed)
+    }
+
+    /// TF.js's `randomUniform(shape, {min = 0, max = 1, seed})`, as [`Session::random_normal_or`].
+    pub fn random_uniform_or(
+        &self,
+        shape: &[usize],
+        min: Option<f64>,
+        max: Option<f64>,
+        seed: Option<u64>,
+    ) -> Result<Tensor> {
+        let seed = seed.unwrap_or_else(crate::platform::random_seed);
+        self.random_uniform(shape, min.unwrap_or(0.0), max.unwrap_or(1.0), seed)
     }
 
     /// A tensor of uniformly distributed float32 values in `[min, max)`.

@@ -290,6 +290,36 @@ impl Session {
         r
     }
 
+    /// [`Session::tidy`] for a fallible `f` whose survivors `returned` names from its result (the
+    /// JS `tidy` walks the returned value). A result `returned` refuses (a promise, in JS) ends the
+    /// scope with no survivors and is the call's error; so does a failed `f`.
+    pub fn tidy_with<R, E>(
+        &self,
+        f: impl FnOnce() -> std::result::Result<R, E>,
+        returned: impl FnOnce(&R) -> std::result::Result<std::collections::HashSet<u64>, E>,
+    ) -> std::result::Result<R, E> {
+        self.begin_scope();
+        let r = f();
+        let none = std::collections::HashSet::new();
+        match r.as_ref().map(returned) {
+            Ok(Ok(ids)) => self.end_scope(&ids),
+            Ok(Err(refused)) => {
+                self.end_scope(&none);
+                return Err(refused);
+            }
+            Err(_) => self.end_scope(&none),
+        }
+        r
+    }
+
+    /// Why `tidy` refuses an async function (or one that returned a promise): its tensors would
+    /// be disposed before it finishes.
+    pub fn tidy_refuses_async() -> crate::Error {
+        crate::Error::InvalidArgument(
+            "tidy cannot take an async function: tensors would be disposed before it finishes".into(),
+        )
+    }
+
     /// Opens a tidy scope (the JS `tidy` and [`Session::tidy`] use this).
     pub fn begin_scope(&self) {
         self.shared.upper.scopes.begin();

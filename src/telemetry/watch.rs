@@ -2,8 +2,9 @@
 
 use super::{diagnose, metrics, next_iteration, sessions, Diagnosis};
 
-/// Options of [`watch`].
-#[derive(Debug, Clone, Default)]
+/// Options of [`watch`]; the default is 5 warm-up iterations and 20 in the window (TF.js users'
+/// loops settle within a few iterations; 20 points give the trend tests room).
+#[derive(Debug, Clone)]
 pub struct WatchOptions {
     /// Iterations before the window (compilation, pool warm-up, representative shapes).
     pub warmup: u64,
@@ -11,6 +12,12 @@ pub struct WatchOptions {
     pub iterations: u64,
     /// Judge only this session's figures (its label); `None`: the process's.
     pub session: Option<String>,
+}
+
+impl Default for WatchOptions {
+    fn default() -> WatchOptions {
+        WatchOptions::new(5, 20)
+    }
 }
 
 impl WatchOptions {

@@ -11,8 +11,8 @@ use crate::ops::infer::{axis as norm_axis, reduce_axes};
 use crate::ops::{BinaryOp, Dims, Op, ReduceOp};
 
 mod shape;
-#[cfg(web)] // the JS bindings' `numOrSizes`
 pub(crate) use shape::split_sizes;
+pub use shape::SplitSizes;
 pub(crate) use shape::{concat, expand_dims, pad, slice, split, squeeze, stack, tile};
 
 /// What a composite needs from its builder.

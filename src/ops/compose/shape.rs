@@ -283,23 +283,57 @@ pub(crate) fn split<G: Graph>(g: &mut G, x: &G::V, sizes: &[usize], axis: i64) -
     Ok(out)
 }
 
-/// The sizes of `split(numOrSizes)`: `n` equal parts, or the given sizes, a `None` among them (at
-/// most one: `args::parts`) being what the others leave of `len` (TF.js's `-1`).
-#[cfg_attr(native, allow(dead_code))] // the JS bindings' `numOrSizes`
-pub(crate) fn split_sizes(len: usize, parts: Option<usize>, sizes: &[Option<usize>]) -> Result<Vec<usize>> {
-    match parts {
-        Some(n) if n >= 1 && len.is_multiple_of(n) => Ok(vec![len / n; n]),
-        Some(n) => Err(invalid_arg!("split: {len} does not divide into {n} equal parts")),
-        None => {
-            let known = sizes.iter().flatten().try_fold(0usize, |a, &d| a.checked_add(d));
-            let rest = known.and_then(|k| len.checked_sub(k)).filter(|&r| r > 0);
-            match (sizes.contains(&None), rest) {
-                (false, _) => Ok(sizes.iter().flatten().copied().collect()),
-                (true, Some(r)) => Ok(sizes.iter().map(|d| d.unwrap_or(r)).collect()),
-                (true, None) => Err(invalid_arg!(
-                    "split: the sizes {sizes:?} leave nothing of {len} for the -1"
-                )),
-            }
+/// How `split` divides its axis (TF.js's `numOrSizes`): a number of equal parts, or the sizes, at
+/// most one of them `-1`: what the others leave of the axis.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SplitSizes {
+    /// This many equal parts (at least 1, dividing the axis).
+    Parts(i64),
+    /// These sizes (each positive, or one `-1`), summing to the axis.
+    Sizes(Vec<i64>),
+}
+
+/// The sizes `how` gives an axis of `len` (`INVALID_ARGUMENT` naming the bad part).
+pub(crate) fn split_sizes(len: usize, how: &SplitSizes) -> Result<Vec<usize>> {
+    let sizes = match how {
+        SplitSizes::Parts(n) if *n < 1 => return Err(invalid_arg!(
+            "split: numOrSizes must be a positive number of parts or an array of sizes, got the number {n}"
+        )),
+        SplitSizes::Parts(n) => {
+            let n = usize::try_from(*n).unwrap_or(usize::MAX);
+            return match len.is_multiple_of(n) {
+                true => Ok(vec![len / n; n]),
+                false => Err(invalid_arg!("split: {len} does not divide into {n} equal parts")),
+            };
         }
+        SplitSizes::Sizes(sizes) => sizes,
+    };
+    if sizes.iter().filter(|&&d| d == -1).count() > 1 {
+        return Err(invalid_arg!(
+            "split: numOrSizes must be sizes with at most one -1, got {sizes:?}"
+        ));
+    }
+    // each size is a dimension's (the same rule), or the one -1
+    let size = |(i, &d): (usize, &i64)| -> Result<Option<usize>> {
+        match d {
+            -1 => Ok(None),
+            _ => crate::shape::dims_from_f64(&[d as f64])
+                .map(|one| one.first().copied())
+                .map_err(|_| {
+                    invalid_arg!(
+                        "split: numOrSizes: size {i} is {d}: every size must be a positive integer, or one of them -1 (sizes {sizes:?})"
+                    )
+                }),
+        }
+    };
+    let sizes: Vec<Option<usize>> = sizes.iter().enumerate().map(size).collect::<Result<_>>()?;
+    let known = sizes.iter().flatten().try_fold(0usize, |a, &d| a.checked_add(d));
+    let rest = known.and_then(|k| len.checked_sub(k)).filter(|&r| r > 0);
+    match (sizes.contains(&None), rest) {
+        (false, _) => Ok(sizes.iter().flatten().copied().collect()),
+        (true, Some(r)) => Ok(sizes.iter().map(|d| d.unwrap_or(r)).collect()),
+        (true, None) => Err(invalid_arg!(
+            "split: the sizes {sizes:?} leave nothing of {len} for the -1"
+        )),
     }
 }
