@@ -305,7 +305,6 @@ fn execution_rows(s: &LedgerSnapshot) -> [LedgerRow; 14] {
 /// Records for one ledger, optionally labelled.
 pub fn ledger_records(s: &LedgerSnapshot, labels: Option<&BTreeMap<String, String>>) -> Vec<MetricRecord> {
     let mut out: Vec<MetricRecord> = ledger_rows(s)
-        .into_iter()
         .map(|(scope, name, kind, unit, v)| MetricRecord {
             labels: labels.cloned(),
             ..record(scope, name, kind, unit, v as f64)
