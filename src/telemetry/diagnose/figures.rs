@@ -117,7 +117,7 @@ pub(super) fn measure(pts: &[Point], warm: usize, iterations: Option<u64>) -> Fi
             })
         })
         .collect();
-    let (warm_up_pool, working) = pool_warm_up(b, w, a);
+    let (warm_up_pool, working) = warm_up_and_working_set(b, w, a);
     Figures {
         w,
         a,
@@ -180,7 +180,7 @@ fn runtime_rose(runtime: &Evidence, uncollected: Option<f64>, n: Option<u64>) ->
 }
 
 /// How far the pool rose and stayed, and the working set it is weighed against.
-fn pool_warm_up(b: &Point, w: &Point, a: &Point) -> (f64, f64) {
+fn warm_up_and_working_set(b: &Point, w: &Point, a: &Point) -> (f64, f64) {
     // how far the pool rose and stayed: by the warm point, or by the end of a window without a
     // trend (a cache that learns a cycling loop's sizes on its second pass keeps them from then
     // on), less what live tensors took of it (a table built once is live, not retained)
