@@ -83,7 +83,32 @@ impl Gpu {
     /// (`kernels::workgroup_for`) is `UNSUPPORTED`.
     pub async fn acquire_with(label: &str, workgroup_limit: Option<u32>) -> Result<Gpu> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-        let adapter = instance
+        let adapter = Gpu::request_adapter(&instance).await?;
+        let info = adapter.get_info();
+        let limits = Gpu::capped_limits(&adapter, workgroup_limit);
+        let (device, queue, lanes) = Gpu::request_device(&adapter, &info, label, &limits).await?;
+        let identity = Gpu::adapter_identity(&info, &limits, lanes).await;
+        let (lost, last_error, errors) = Gpu::watch_device(&device);
+        let align = device.limits().min_storage_buffer_offset_alignment as u64;
+        let workgroup = Gpu::kernel_workgroup(&device)?;
+        Ok(Gpu {
+            workgroup,
+            device,
+            queue,
+            identity,
+            lost,
+            last_error,
+            errors,
+            pending: Pending::new(align),
+            staging: Staging::default(),
+            queued: AtomicU64::new(0),
+            done: AtomicU64::new(0),
+        })
+    }
+
+    /// The high-performance adapter; none is `UNSUPPORTED`.
+    async fn request_adapter(instance: &wgpu::Instance) -> Result<wgpu::Adapter> {
+        instance
             .request_adapter(&wgpu::RequestAdapterOptions {
                 power_preference: wgpu::PowerPreference::HighPerformance,
                 force_fallback_adapter: false,
@@ -95,8 +120,11 @@ impl Gpu {
                 Error::Unsupported(format!(
                     "no GPU adapter is available ({e}); natively install a Vulkan/Metal/DX12 driver (Mesa's lavapipe on Linux), in a browser enable WebGPU"
                 ))
-            })?;
-        let info = adapter.get_info();
+            })
+    }
+
+    /// The adapter's full limits, its workgroup limits capped at `workgroup_limit`.
+    fn capped_limits(adapter: &wgpu::Adapter, workgroup_limit: Option<u32>) -> wgpu::Limits {
         let mut limits = adapter.limits();
         if let Some(cap) = workgroup_limit {
             limits.max_compute_invocations_per_workgroup =
@@ -104,6 +132,18 @@ impl Gpu {
             limits.max_compute_workgroup_size_x = limits.max_compute_workgroup_size_x.min(cap);
             limits.max_compute_workgroup_size_y = limits.max_compute_workgroup_size_y.min(cap);
         }
+        limits
+    }
+
+    /// The device with `limits` and, where the adapter has them with one subgroup size, subgroup
+    /// operations: the device, its queue and that size (0 without).
+    #[cfg_attr(target_arch = "wasm32", allow(unused_variables))]
+    async fn request_device(
+        adapter: &wgpu::Adapter,
+        info: &wgpu::AdapterInfo,
+        label: &str,
+        limits: &wgpu::Limits,
+    ) -> Result<(wgpu::Device, wgpu::Queue, u32)> {
         // subgroup operations when the adapter has them with one subgroup size (see `subgroup_size`)
         #[cfg(not(target_arch = "wasm32"))]
         let lanes = if adapter.features().contains(wgpu::Features::SUBGROUP)
@@ -132,11 +172,20 @@ impl Gpu {
         let (device, queue) = request
             .await
             .map_err(|e| Error::Unsupported(format!("the adapter refused a device: {e}")))?;
+        Ok((device, queue, lanes))
+    }
+
+    /// The adapter's identity (`lanes`: the subgroup size granted, or 0).
+    async fn adapter_identity(
+        info: &wgpu::AdapterInfo,
+        limits: &wgpu::Limits,
+        lanes: u32,
+    ) -> AdapterIdentity {
         #[cfg(target_arch = "wasm32")]
         let (vendor, architecture) = crate::platform::browser_adapter_identity().await;
         #[cfg(not(target_arch = "wasm32"))]
         let (vendor, architecture) = (format!("{:#06x}", info.vendor), String::new());
-        let identity = AdapterIdentity {
+        AdapterIdentity {
             backend: info.backend.to_str().to_string(),
             name: info.name.clone(),
             vendor,
@@ -146,7 +195,12 @@ impl Gpu {
             max_buffer_size: limits.max_buffer_size,
             max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
             subgroup_size: lanes,
-        };
+        }
+    }
+
+    /// Watches `device`: the flag its loss sets, and the last and the count of the errors it
+    /// reports asynchronously.
+    fn watch_device(device: &wgpu::Device) -> (Arc<AtomicBool>, Arc<Mutex<Option<String>>>, Arc<AtomicU64>) {
         let lost = Arc::new(AtomicBool::new(false));
         let flag = lost.clone();
         // a device affon destroyed itself is not lost: `destroy` sets the flag, `release` must not
@@ -163,7 +217,12 @@ impl Gpu {
             *sink.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
             count.fetch_add(1, Ordering::SeqCst);
         }));
-        let align = device.limits().min_storage_buffer_offset_alignment as u64;
+        (lost, last_error, errors)
+    }
+
+    /// Invocations per workgroup of the 1-D kernels on `device`; a device on which no kernel set
+    /// fits is destroyed and `UNSUPPORTED`.
+    fn kernel_workgroup(device: &wgpu::Device) -> Result<u32> {
         let granted = device.limits();
         let Some(workgroup) = crate::kernels::workgroup_for(&granted) else {
             device.destroy();
@@ -174,19 +233,7 @@ impl Gpu {
                 granted.max_compute_workgroup_size_y
             )));
         };
-        Ok(Gpu {
-            workgroup,
-            device,
-            queue,
-            identity,
-            lost,
-            last_error,
-            errors,
-            pending: Pending::new(align),
-            staging: Staging::default(),
-            queued: AtomicU64::new(0),
-            done: AtomicU64::new(0),
-        })
+        Ok(workgroup)
     }
 
     /// `DEVICE_LOST` if the device has been lost.

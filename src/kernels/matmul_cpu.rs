@@ -228,83 +228,16 @@ fn cpu_body(
     let nv = cols / 4;
     debug_assert!(lanes == 0 || (unrolled && nv == 4 && SHARED_LANES.contains(&lanes)));
     let lanes = lanes as usize;
-    let mut decls = String::new();
-    let mut loads = String::new();
-    let mut writes = String::new();
-    // an epilogue's per-channel leaves, read once per column quad for all the block's rows (a
-    // partial block stores element by element and reads none)
-    for v in 0..nv {
-        writes += &if full_n {
-            format!("    let q{v} = channels(col + {}u);\n", 4 * v)
-        } else {
-            format!("    let q{v} = Channels();\n")
-        };
-    }
-    for r in 0..rows {
-        for v in 0..nv {
-            decls += &format!("    var c{r}_{v} = vec4<T>();\n");
-        }
-        loads += &format!("        let a{r} = load_a4(a_off, row + {r}u, k, m, kk);\n");
-        for h in 0..nv / 2 {
-            let (v0, v1) = (2 * h, 2 * h + 1);
-            writes += &format!(
-                "    write(base, row + {r}u, col + {}u, m, n, c{r}_{v0}, c{r}_{v1}, q{v0}, q{v1});\n",
-                8 * h
-            );
-        }
-    }
     // shared form: lane l reads B row k + l % 4, vec4s (l / 4)·per .. +per of the block's columns
     let per = (4 * nv).checked_div(lanes).unwrap_or(0);
-    for u in 0..per {
-        loads += &format!(
-            "        let own{u} = load_b4(b_off, k + lane % 4u, col + 4u * ((lane / 4u) * {per}u + {u}u), n, kk);\n"
-        );
-    }
-    let step = |k: &str, comp: &str, j: usize| {
-        let mut s = String::new();
-        for v in 0..nv {
-            s += &if lanes > 0 {
-                format!(
-                    "            let b{v} = subgroupBroadcast(own{}, {}u);\n",
-                    v % per,
-                    j + 4 * (v / per)
-                )
-            } else {
-                format!(
-                    "            let b{v} = load_b4(b_off, {k}, col + {}u, n, kk);\n",
-                    4 * v
-                )
-            };
-        }
-        for r in 0..rows {
-            for v in 0..nv {
-                s += &mad(
-                    &format!("c{r}_{v}"),
-                    &format!("a{r}{comp}"),
-                    &format!("b{v}"),
-                    float,
-                );
-            }
-        }
-        s
+    let block = Block {
+        rows,
+        nv,
+        lanes,
+        per,
+        float,
     };
-    let steps: String = if unrolled {
-        ["x", "y", "z", "w"]
-            .iter()
-            .enumerate()
-            .map(|(j, c)| {
-                format!(
-                    "        {{\n{}        }}\n",
-                    step(&format!("k + {j}u"), &format!(".{c}"), j)
-                )
-            })
-            .collect()
-    } else {
-        format!(
-            "        for (var j = 0u; j < 4u; j = j + 1u) {{\n{}        }}\n",
-            step("k + j", "[j]", 0)
-        )
-    };
+    let mut writes = block.writes(full_n);
     let (lane, place) = if lanes > 0 {
         writes = format!("    if (row < m && col < n) {{\n{writes}    }}\n");
         (
@@ -326,10 +259,130 @@ fn cpu_body(
             .replace("@workgroup_size(64)", &format!("@workgroup_size({invocations})"))
             .replace("/*{{LANE}}*/", lane)
             .replace("//{{PLACE}}\n", &place)
-            .replace("//{{DECLS}}\n", &decls)
-            .replace("//{{LOADS}}\n", &loads)
-            .replace("//{{STEPS}}\n", &steps)
+            .replace("//{{DECLS}}\n", &block.decls())
+            .replace("//{{LOADS}}\n", &block.loads())
+            .replace("//{{STEPS}}\n", &block.steps(unrolled))
             .replace("//{{WRITES}}\n", &writes)
+}
+
+/// The block of one `matmul_cpu.wgsl` invocation, as [`cpu_body`] writes its lines.
+struct Block {
+    /// Rows of the block.
+    rows: usize,
+    /// vec4s across its columns.
+    nv: usize,
+    /// Subgroup lanes sharing B's loads (the shared form), or 0.
+    lanes: usize,
+    /// vec4s of B each lane of the shared form loads (0 without it).
+    per: usize,
+    /// `T` is a float type.
+    float: bool,
+}
+
+impl Block {
+    /// The accumulators: one vec4 per row and column quad.
+    fn decls(&self) -> String {
+        let mut decls = String::new();
+        for r in 0..self.rows {
+            for v in 0..self.nv {
+                decls += &format!("    var c{r}_{v} = vec4<T>();\n");
+            }
+        }
+        decls
+    }
+
+    /// The loads of a k-step: A's rows, then (the shared form) each lane's own part of B.
+    fn loads(&self) -> String {
+        let mut loads = String::new();
+        for r in 0..self.rows {
+            loads += &format!("        let a{r} = load_a4(a_off, row + {r}u, k, m, kk);\n");
+        }
+        let per = self.per;
+        for u in 0..per {
+            loads += &format!(
+                "        let own{u} = load_b4(b_off, k + lane % 4u, col + 4u * ((lane / 4u) * {per}u + {u}u), n, kk);\n"
+            );
+        }
+        loads
+    }
+
+    /// The stores: the epilogue's per-channel leaves per column quad, then a write per row and
+    /// pair of quads (`full_n`: the block's columns are inside the matrix).
+    fn writes(&self, full_n: bool) -> String {
+        let mut writes = String::new();
+        // an epilogue's per-channel leaves, read once per column quad for all the block's rows (a
+        // partial block stores element by element and reads none)
+        for v in 0..self.nv {
+            writes += &if full_n {
+                format!("    let q{v} = channels(col + {}u);\n", 4 * v)
+            } else {
+                format!("    let q{v} = Channels();\n")
+            };
+        }
+        for r in 0..self.rows {
+            for h in 0..self.nv / 2 {
+                let (v0, v1) = (2 * h, 2 * h + 1);
+                writes += &format!(
+                    "    write(base, row + {r}u, col + {}u, m, n, c{r}_{v0}, c{r}_{v1}, q{v0}, q{v1});\n",
+                    8 * h
+                );
+            }
+        }
+        writes
+    }
+
+    /// The four k-steps of a loaded k: unrolled, or a loop.
+    fn steps(&self, unrolled: bool) -> String {
+        if unrolled {
+            ["x", "y", "z", "w"]
+                .iter()
+                .enumerate()
+                .map(|(j, c)| {
+                    format!(
+                        "        {{\n{}        }}\n",
+                        self.step(&format!("k + {j}u"), &format!(".{c}"), j)
+                    )
+                })
+                .collect()
+        } else {
+            format!(
+                "        for (var j = 0u; j < 4u; j = j + 1u) {{\n{}        }}\n",
+                self.step("k + j", "[j]", 0)
+            )
+        }
+    }
+
+    /// One k-step (`k`: its row of B, `comp`: A's component, `j`: the shared form's source lane
+    /// offset): B's quads, then a multiply-add per accumulator.
+    fn step(&self, k: &str, comp: &str, j: usize) -> String {
+        let (nv, per) = (self.nv, self.per);
+        let mut s = String::new();
+        for v in 0..nv {
+            s += &if self.lanes > 0 {
+                format!(
+                    "            let b{v} = subgroupBroadcast(own{}, {}u);\n",
+                    v % per,
+                    j + 4 * (v / per)
+                )
+            } else {
+                format!(
+                    "            let b{v} = load_b4(b_off, {k}, col + {}u, n, kk);\n",
+                    4 * v
+                )
+            };
+        }
+        for r in 0..self.rows {
+            for v in 0..nv {
+                s += &mad(
+                    &format!("c{r}_{v}"),
+                    &format!("a{r}{comp}"),
+                    &format!("b{v}"),
+                    self.float,
+                );
+            }
+        }
+        s
+    }
 }
 
 /// One multiply-add of the CPU form, `c += a · b` (`a` a scalar, `b` and `c` vec4s), as a line of

@@ -2,7 +2,7 @@
 //! chain computed as it is read (fused in programs).
 
 use super::fused::load_parts;
-use super::{dispatch, grid, strides, wgsl_type, Ctx, Operand};
+use super::{dispatch, grid, strides, wgsl_type, Ctx, Operand, Scratch};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::ops::infer::reduce_axes;
@@ -67,6 +67,39 @@ pub(super) fn reduce_from(
         Source::Chain { shape, .. } => (*shape, out.dtype),
     };
     let red = reduce_axes("reduce", axes, shape.len())?;
+    let out_len = out.len();
+    let (mut params, count, red_rank) = axis_params(shape, &red, out_len, identity(op, dtype));
+    let t = wgsl_type(dtype);
+    let contig = contiguous(shape, &red);
+    let v4 = reads4(&src, contig, count);
+    let serial_fits = serial_fits(&src, shape.len(), (contig, v4), red_rank, count);
+    let (load, load_key, inputs) = source_load(src, v4, t, &mut params);
+    let form = form(ctx, count, out_len, serial_fits)?;
+    let r = Reduction {
+        op,
+        dtype,
+        t,
+        contig,
+        v4,
+        load,
+        load_key,
+        params,
+        inputs,
+        out: (out.buffer, out_len),
+        count,
+    };
+    match form {
+        Form::Serial => r.serial(ctx, enc),
+        Form::Workgroup { wg } => r.workgroup(ctx, enc, wg),
+        Form::Parts { scratch, parts } => r.parts(ctx, enc, &scratch, parts),
+    }
+    Ok(())
+}
+
+/// The parameters every form reads — output length, reduced count, the ranks kept and reduced, the
+/// identity, then the kept axes' dims and strides and the reduced axes' — with the reduced count
+/// and rank.
+fn axis_params(shape: &[usize], red: &[usize], out_len: u64, identity: u32) -> (Vec<u32>, u32, usize) {
     let s = strides(shape);
     let (mut kept_dims, mut kept_strides, mut red_dims, mut red_strides) = (vec![], vec![], vec![], vec![]);
     for (i, (&dim, &stride)) in shape.iter().zip(&s).enumerate() {
@@ -78,14 +111,13 @@ pub(super) fn reduce_from(
             kept_strides.push(stride as u32);
         }
     }
-    let out_len = out.len();
     let count: u32 = red_dims.iter().product();
     let mut params = vec![
         out_len as u32,
         count,
         kept_dims.len() as u32,
         red_dims.len() as u32,
-        identity(op, dtype),
+        identity,
     ];
     params.extend(
         kept_dims
@@ -94,27 +126,48 @@ pub(super) fn reduce_from(
             .chain(&red_dims)
             .chain(&red_strides),
     );
-    let t = wgsl_type(dtype);
-    // the reduced axes are the trailing ones (size-1 axes aside): each output's inputs are contiguous
+    (params, count, red_dims.len())
+}
+
+/// Whether each output's inputs are contiguous: the reduced axes are the trailing ones (size-1
+/// axes aside).
+fn contiguous(shape: &[usize], red: &[usize]) -> bool {
     let first_reduced = (0..shape.len()).find(|i| red.contains(i) && shape[*i] > 1);
-    let contig = first_reduced.is_none_or(|f| (f..shape.len()).all(|i| red.contains(&i) || shape[i] == 1));
-    // four elements per step: contiguous, whole vec4s per output, a source readable as vec4s
-    let v4 = contig
+    first_reduced.is_none_or(|f| (f..shape.len()).all(|i| red.contains(&i) || shape[i] == 1))
+}
+
+/// Whether the reduction takes four elements per step: contiguous, whole vec4s per output, a
+/// source readable as vec4s.
+fn reads4(src: &Source, contig: bool, count: u32) -> bool {
+    contig
         && count.is_multiple_of(4)
-        && match &src {
+        && match src {
             Source::Buffer(_) => true,
             Source::Chain { leaves, shape, .. } => super::fused::loads4(leaves, shape),
-        };
+        }
+}
+
+/// Whether one invocation per output stays inside lavapipe's loop budget (`rank`: the source's).
+fn serial_fits(src: &Source, rank: usize, (contig, v4): (bool, bool), red_rank: usize, count: u32) -> bool {
     // lavapipe's budget counts every iteration of every loop a serial invocation runs: its walk,
     // and per element the reduced axes' index loop (not contiguous) and a chain's index loop over
     // its shape (a broadcast leaf; four at a time there is none): 30,000 rows summed into 64
     // outputs came out wrong when the bound was the walk's alone
     let chained = matches!(src, Source::Chain { .. }) && !v4;
-    let per_step =
-        1 + if contig { 0 } else { red_dims.len() + 1 } + if chained { shape.len() + 1 } else { 0 };
+    let per_step = 1 + if contig { 0 } else { red_rank + 1 } + if chained { rank + 1 } else { 0 };
     let steps = count as usize / if v4 { 4 } else { 1 };
-    let serial_fits = steps.saturating_mul(per_step).saturating_add(super::LOOP_MARGIN) < super::MAX_LOOP;
-    let (load, load_key, inputs) = match src {
+    steps.saturating_mul(per_step).saturating_add(super::LOOP_MARGIN) < super::MAX_LOOP
+}
+
+/// The source's `fn load` (and `fn load4` when read four at a time), the key naming it, and the
+/// buffers it reads; a chain's parameters are added to `params`.
+fn source_load<'a>(
+    src: Source<'a>,
+    v4: bool,
+    t: &str,
+    params: &mut Vec<u32>,
+) -> (String, String, Vec<(&'a wgpu::Buffer, u64)>) {
+    match src {
         Source::Buffer(a) if v4 => (VEC4_LOAD.to_string(), "v4".to_string(), vec![(a.buffer, a.len())]),
         Source::Buffer(a) => (PLAIN_LOAD.to_string(), String::new(), vec![(a.buffer, a.len())]),
         Source::Chain { group, leaves, shape } if v4 => {
@@ -127,9 +180,23 @@ pub(super) fn reduce_from(
             params.extend(extra);
             (load, key, leaves.iter().map(|l| (l.buffer, l.len())).collect())
         }
-    };
-    let combine = op.combine();
-    let mean = op == ReduceOp::Mean;
+    }
+}
+
+/// The kernel forms of a reduction.
+enum Form {
+    /// CPU adapters: one invocation per output, no barriers (`reduce_flat.wgsl`, serial).
+    Serial,
+    /// GPUs (and loops past `MAX_LOOP`): a workgroup of `wg` threads per output (`reduce.wgsl`).
+    Workgroup { wg: u32 },
+    /// A long reduction into few outputs: `parts` workgroups per output write partial results
+    /// into `scratch` (see `reduce_flat.wgsl`), then a combining pass.
+    Parts { scratch: Scratch, parts: u64 },
+}
+
+/// Picks the form of a reduction of `count` elements into `out_len` outputs, allocating the
+/// partial results' scratch when it runs in parts.
+fn form(ctx: &Ctx, count: u32, out_len: u64, serial_fits: bool) -> Result<Form> {
     // a long reduction into few outputs: `parts` workgroups per output write partial results (see
     // `reduce_flat.wgsl`), then a combining pass
     let wanted = crate::ops::reduce_parts(count as u64, out_len);
@@ -137,83 +204,145 @@ pub(super) fn reduce_from(
         Some(alloc) if wanted > 1 => Some(alloc(out_len * wanted * crate::ops::PART_THREADS)?),
         _ => None,
     };
-    // what every pass needs, then what the passes reading the source need (built only when a
-    // pipeline is)
-    let head = || {
-        format!("alias T = {t};\nconst MEAN: bool = {mean};\nfn combine(x: T, y: T) -> T {{ return {combine}; }}\n")
+    if let Some(scratch) = scratch {
+        return Ok(Form::Parts {
+            scratch,
+            parts: wanted,
+        });
+    }
+    // CPU adapters: one invocation per output, no barriers (unless its loops would pass
+    // `MAX_LOOP`); GPUs: a workgroup per output
+    if ctx.cpu_adapter && wanted == 1 && serial_fits {
+        return Ok(Form::Serial);
+    }
+    let wg = if count >= LONG && ctx.workgroup >= 256 {
+        256
+    } else {
+        64
     };
-    let prelude = || format!("{}const CONTIG: bool = {contig};\n{load}{REDUCE_INDEX}", head());
-    let fallback4 = if v4 { "" } else { FALLBACK_LOAD4 };
-    let flat = |serial: bool, parts: u64| {
+    Ok(Form::Workgroup { wg })
+}
+
+/// What every form of one reduction shares: its shader pieces, parameters, inputs and output.
+struct Reduction<'a> {
+    op: ReduceOp,
+    dtype: DType,
+    t: &'static str,
+    contig: bool,
+    v4: bool,
+    /// The source's `fn load` (and `fn load4`).
+    load: String,
+    /// What names `load` in pipeline keys.
+    load_key: String,
+    params: Vec<u32>,
+    inputs: Vec<(&'a wgpu::Buffer, u64)>,
+    /// The output buffer and its length.
+    out: (&'a wgpu::Buffer, u64),
+    /// Elements reduced into each output.
+    count: u32,
+}
+
+impl Reduction<'_> {
+    /// What every pass needs: the element type, whether it is a mean, how two values combine.
+    fn head(&self) -> String {
+        let (t, mean, combine) = (self.t, self.op == ReduceOp::Mean, self.op.combine());
+        format!("alias T = {t};\nconst MEAN: bool = {mean};\nfn combine(x: T, y: T) -> T {{ return {combine}; }}\n")
+    }
+
+    /// What the passes reading the source need: the head, contiguity, `fn load` and the index
+    /// functions (built only when a pipeline is).
+    fn prelude(&self) -> String {
+        let (contig, load) = (self.contig, &self.load);
+        format!(
+            "{}const CONTIG: bool = {contig};\n{load}{REDUCE_INDEX}",
+            self.head()
+        )
+    }
+
+    /// `fn load4` through `fn load` where the source is not read four at a time.
+    fn fallback4(&self) -> &'static str {
+        if self.v4 {
+            ""
+        } else {
+            FALLBACK_LOAD4
+        }
+    }
+
+    /// The `reduce_flat` pipeline: serial, or writing `parts` partial results per output.
+    fn flat(&self, ctx: &Ctx, serial: bool, parts: u64) -> wgpu::ComputePipeline {
+        let (op, t, contig, v4, load_key) = (self.op, self.t, self.contig, self.v4, &self.load_key);
         let key = format!("{op:?}:{t}:{contig}:{v4}:{serial}:{parts}:{load_key}");
         ctx.cache.pipeline(ctx.device, "reduce_flat", &key, || {
-            format!("{}{fallback4}const V4: bool = {v4};\nconst SERIAL: bool = {serial};\nconst PARTS: u32 = {parts}u;\n{REDUCE_FLAT}", prelude())
+            let fallback4 = self.fallback4();
+            format!("{}{fallback4}const V4: bool = {v4};\nconst SERIAL: bool = {serial};\nconst PARTS: u32 = {parts}u;\n{REDUCE_FLAT}", self.prelude())
         })
-    };
-    let Some(scratch) = scratch else {
-        // CPU adapters: one invocation per output, no barriers (unless its loops would pass
-        // `MAX_LOOP`); GPUs: a workgroup per output
-        let p = if ctx.cpu_adapter && wanted == 1 && serial_fits {
-            (flat(true, 1), out_len.div_ceil(crate::ops::PART_THREADS))
-        } else {
-            let wg = if count >= LONG && ctx.workgroup >= 256 {
-                256
-            } else {
-                64
-            };
-            let key = format!("{op:?}:{t}:{wg}:{contig}:{v4}:{load_key}");
-            let p = ctx.cache.pipeline(ctx.device, "reduce", &key, || {
-                format!(
-                    "{}{fallback4}const WG: u32 = {wg}u;\nconst V4: bool = {v4};\n{REDUCE}",
-                    prelude()
-                )
-            });
-            (p, out_len)
-        };
-        dispatch(ctx, enc, &p.0, (out.buffer, out_len), &params, &inputs, grid(p.1));
-        return Ok(());
-    };
-    let words = out_len * wanted * crate::ops::PART_THREADS;
-    let p = flat(false, wanted);
-    dispatch(
-        ctx,
-        enc,
-        &p,
-        (&scratch.buffer, words),
-        &params,
-        &inputs,
-        grid(out_len * wanted),
-    );
-    // the combining pass: on CPU adapters an invocation per output folds its partials (no barrier);
-    // on GPUs a workgroup per output
-    let (kernel, body, groups2) = if ctx.cpu_adapter {
-        let groups = out_len.div_ceil(crate::ops::PART_THREADS);
-        ("reduce_parts_serial", REDUCE_PARTS_SERIAL, groups)
-    } else {
-        ("reduce_parts", REDUCE_PARTS, out_len)
-    };
-    let p2 = ctx
-        .cache
-        .pipeline(ctx.device, kernel, &format!("{op:?}:{t}"), || {
-            format!("{}{body}", head())
+    }
+
+    /// [`Form::Serial`]: one invocation per output.
+    fn serial(&self, ctx: &Ctx, enc: &mut crate::commands::Commands) {
+        let p = self.flat(ctx, true, 1);
+        let groups = self.out.1.div_ceil(crate::ops::PART_THREADS);
+        dispatch(ctx, enc, &p, self.out, &self.params, &self.inputs, grid(groups));
+    }
+
+    /// [`Form::Workgroup`]: a workgroup of `wg` threads per output.
+    fn workgroup(&self, ctx: &Ctx, enc: &mut crate::commands::Commands, wg: u32) {
+        let (op, t, contig, v4, load_key) = (self.op, self.t, self.contig, self.v4, &self.load_key);
+        let key = format!("{op:?}:{t}:{wg}:{contig}:{v4}:{load_key}");
+        let p = ctx.cache.pipeline(ctx.device, "reduce", &key, || {
+            format!(
+                "{}{}const WG: u32 = {wg}u;\nconst V4: bool = {v4};\n{REDUCE}",
+                self.prelude(),
+                self.fallback4()
+            )
         });
-    let params2 = [
-        out_len as u32,
-        (wanted * crate::ops::PART_THREADS) as u32,
-        count,
-        identity(op, dtype),
-    ];
-    let parts_in = [(&scratch.buffer, words)];
-    dispatch(
-        ctx,
-        enc,
-        &p2,
-        (out.buffer, out_len),
-        &params2,
-        &parts_in,
-        grid(groups2),
-    );
-    Ok(())
+        dispatch(
+            ctx,
+            enc,
+            &p,
+            self.out,
+            &self.params,
+            &self.inputs,
+            grid(self.out.1),
+        );
+    }
+
+    /// [`Form::Parts`]: `parts` partial results per output into `scratch`, then the combining pass.
+    fn parts(&self, ctx: &Ctx, enc: &mut crate::commands::Commands, scratch: &Scratch, parts: u64) {
+        let out_len = self.out.1;
+        let words = out_len * parts * crate::ops::PART_THREADS;
+        let p = self.flat(ctx, false, parts);
+        dispatch(
+            ctx,
+            enc,
+            &p,
+            (&scratch.buffer, words),
+            &self.params,
+            &self.inputs,
+            grid(out_len * parts),
+        );
+        // the combining pass: on CPU adapters an invocation per output folds its partials (no barrier);
+        // on GPUs a workgroup per output
+        let (kernel, body, groups2) = if ctx.cpu_adapter {
+            let groups = out_len.div_ceil(crate::ops::PART_THREADS);
+            ("reduce_parts_serial", REDUCE_PARTS_SERIAL, groups)
+        } else {
+            ("reduce_parts", REDUCE_PARTS, out_len)
+        };
+        let p2 = ctx
+            .cache
+            .pipeline(ctx.device, kernel, &format!("{:?}:{}", self.op, self.t), || {
+                format!("{}{body}", self.head())
+            });
+        let params2 = [
+            out_len as u32,
+            (parts * crate::ops::PART_THREADS) as u32,
+            self.count,
+            identity(self.op, self.dtype),
+        ];
+        let parts_in = [(&scratch.buffer, words)];
+        dispatch(ctx, enc, &p2, self.out, &params2, &parts_in, grid(groups2));
+    }
 }
 
 /// Reductions of at least this many elements per output use 256 threads per output, not 64.

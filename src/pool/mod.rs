@@ -208,41 +208,58 @@ impl<S: Storage> Pool<S> {
     /// class (a program run's slot size): the extra is padding.
     pub fn acquire_at_least(&mut self, bytes: u64, at_least: u64) -> Result<Lease<S::Buffer>> {
         let class = self.class_of(bytes.max(at_least));
-        if let Some(want) = class {
-            // best fit: this class, else the smallest free one up to half again as large (the
-            // neighbouring classes), so buffers released in another class are reused, not doubled
-            let room = self.best_fit_slack.unwrap_or(u64::MAX);
-            let fit = self.free.range(want..=want + want / 2).next().map(|(&c, _)| c);
-            let fit = fit.filter(|&c| c - want <= room);
-            if let Some((class, entry)) = fit.and_then(|c| Some((c, self.free.get_mut(&c)?.pop_back()?))) {
-                self.lru.remove(&entry.stamp);
-                if self.free.get(&class).is_some_and(|q| q.is_empty()) {
-                    self.free.remove(&class);
-                }
-                if let Some(room) = &mut self.best_fit_slack {
-                    *room -= class - want;
-                }
-                self.cached -= class;
-                self.cached_count -= 1;
-                self.in_use += 1;
-                self.retention.saw(self.held - self.cached);
-                self.note_in_use(class, bytes as i64, 1);
-                self.ledger.pool_changed(PoolDelta {
-                    cached: -(class as i64),
-                    padding: (class - bytes) as i64,
-                    hits: 1,
-                    ..Default::default()
-                });
-                self.ledger.storage_acquired(bytes);
-                return Ok(Lease {
-                    buffer: entry.buffer,
-                    size: class,
-                    requested: bytes,
-                    cached: true,
-                });
-            }
+        if let Some(lease) = class.and_then(|want| self.take_cached(want, bytes)) {
+            return Ok(lease);
         }
         let size = class.unwrap_or(bytes.max(at_least));
+        self.take_new(class, size, bytes)
+    }
+
+    /// A hit: the best-fitting free buffer for a request of class `want`, counted for `bytes` of
+    /// storage; `None` when none fits.
+    fn take_cached(&mut self, want: u64, bytes: u64) -> Option<Lease<S::Buffer>> {
+        let (class, entry) = self.best_fit(want)?;
+        self.lru.remove(&entry.stamp);
+        if self.free.get(&class).is_some_and(|q| q.is_empty()) {
+            self.free.remove(&class);
+        }
+        if let Some(room) = &mut self.best_fit_slack {
+            *room -= class - want;
+        }
+        self.cached -= class;
+        self.cached_count -= 1;
+        self.in_use += 1;
+        self.retention.saw(self.held - self.cached);
+        self.note_in_use(class, bytes as i64, 1);
+        self.ledger.pool_changed(PoolDelta {
+            cached: -(class as i64),
+            padding: (class - bytes) as i64,
+            hits: 1,
+            ..Default::default()
+        });
+        self.ledger.storage_acquired(bytes);
+        Some(Lease {
+            buffer: entry.buffer,
+            size: class,
+            requested: bytes,
+            cached: true,
+        })
+    }
+
+    /// Takes the best-fitting free buffer of a request of class `want` off its queue, with its
+    /// class.
+    fn best_fit(&mut self, want: u64) -> Option<(u64, Cached<S::Buffer>)> {
+        // best fit: this class, else the smallest free one up to half again as large (the
+        // neighbouring classes), so buffers released in another class are reused, not doubled
+        let room = self.best_fit_slack.unwrap_or(u64::MAX);
+        let fit = self.free.range(want..=want + want / 2).next().map(|(&c, _)| c);
+        let fit = fit.filter(|&c| c - want <= room);
+        fit.and_then(|c| Some((c, self.free.get_mut(&c)?.pop_back()?)))
+    }
+
+    /// A miss: a new device buffer of `size` bytes (`class`: its size class, `None` when oversize)
+    /// for `bytes` of storage, after the evictions the cache's limit asks for.
+    fn take_new(&mut self, class: Option<u64>, size: u64, bytes: u64) -> Result<Lease<S::Buffer>> {
         self.check_fits(size, size)?;
         let max_total = self.config.max_total_bytes;
         let in_use_after = self.held - self.cached + size;
@@ -258,6 +275,30 @@ impl<S: Storage> Pool<S> {
         } else {
             max_total
         };
+        let evicted = self.evict_under(size, limit, learned);
+        let buffer = match self.storage.alloc(size) {
+            Ok(b) => b,
+            Err(e) => return Err(self.refused(e, size, evicted)),
+        };
+        self.held += size;
+        self.in_use += 1;
+        self.note_in_use(size, bytes as i64, 1);
+        if learned {
+            self.retention.missed(ghost, size, class.is_some(), max_total);
+        }
+        self.retention.saw(in_use_after);
+        self.count_miss(class, size, bytes, evicted);
+        Ok(Lease {
+            buffer,
+            size,
+            requested: bytes,
+            cached: class.is_some(),
+        })
+    }
+
+    /// Evicts (oldest first) until a new buffer of `size` fits under `limit`, telling the learned
+    /// policy when it is the one in force: `(buffers, bytes)` evicted.
+    fn evict_under(&mut self, size: u64, limit: u64, learned: bool) -> (u64, u64) {
         // Evict (oldest first) until the new buffer fits under the limit; the check above
         // guarantees the cache covers the bound, and the budget evicts only what is cached.
         let (mut evicted, mut evicted_bytes) = (0u64, 0u64);
@@ -271,31 +312,30 @@ impl<S: Storage> Pool<S> {
             evicted += 1;
             evicted_bytes += class;
         }
-        let buffer = match self.storage.alloc(size) {
-            Ok(b) => b,
-            Err(e) => {
-                // The device refused after the checks (it ran out of memory of its own): the
-                // evictions already happened and are real; report them, then fail.
-                self.ledger.pool_changed(PoolDelta {
-                    held: -(evicted_bytes as i64),
-                    cached: -(evicted_bytes as i64),
-                    buffers: -(evicted as i64),
-                    evictions: evicted,
-                    ..Default::default()
-                });
-                return Err(match e {
-                    Error::OutOfMemory { detail, .. } => self.out_of_memory(size, &detail),
-                    other => other,
-                });
-            }
-        };
-        self.held += size;
-        self.in_use += 1;
-        self.note_in_use(size, bytes as i64, 1);
-        if learned {
-            self.retention.missed(ghost, size, class.is_some(), max_total);
+        (evicted, evicted_bytes)
+    }
+
+    /// The error of a miss the device refused (`e`) after the checks, once the `(buffers, bytes)`
+    /// `evicted` for it are reported.
+    fn refused(&self, e: Error, size: u64, (evicted, evicted_bytes): (u64, u64)) -> Error {
+        // The device refused after the checks (it ran out of memory of its own): the
+        // evictions already happened and are real; report them, then fail.
+        self.ledger.pool_changed(PoolDelta {
+            held: -(evicted_bytes as i64),
+            cached: -(evicted_bytes as i64),
+            buffers: -(evicted as i64),
+            evictions: evicted,
+            ..Default::default()
+        });
+        match e {
+            Error::OutOfMemory { detail, .. } => self.out_of_memory(size, &detail),
+            other => other,
         }
-        self.retention.saw(in_use_after);
+    }
+
+    /// Reports a miss to the ledger: the new buffer of `size` for `bytes` of storage, and the
+    /// `(buffers, bytes)` evicted for it.
+    fn count_miss(&self, class: Option<u64>, size: u64, bytes: u64, (evicted, evicted_bytes): (u64, u64)) {
         self.ledger.pool_changed(PoolDelta {
             held: size as i64 - evicted_bytes as i64,
             cached: -(evicted_bytes as i64),
@@ -307,12 +347,6 @@ impl<S: Storage> Pool<S> {
             ..Default::default()
         });
         self.ledger.storage_acquired(bytes);
-        Ok(Lease {
-            buffer,
-            size,
-            requested: bytes,
-            cached: class.is_some(),
-        })
     }
 
     /// Takes a buffer back: cached for reuse, or destroyed if it was exact-size.

@@ -148,14 +148,7 @@ fn single(nodes: &[Node], n: NodeId) -> Option<Group> {
 pub(crate) fn fuse(p: &Program, shapes: &[Vec<usize>], dtypes: &[DType]) -> Fusion {
     let nodes = p.nodes();
     let keep: HashSet<NodeId> = p.outputs().iter().chain(p.assigns()).map(|(_, n)| *n).collect();
-    let mut uses = vec![0usize; nodes.len()];
-    let mut consumer = vec![None; nodes.len()];
-    for (i, n) in nodes.iter().enumerate() {
-        for &a in args(n) {
-            uses[a] += 1;
-            consumer[a] = Some(i);
-        }
-    }
+    let (uses, consumer) = readers(nodes);
     let mut blocked: HashSet<NodeId> = HashSet::new();
     loop {
         let fusable = |n: NodeId| {
@@ -167,78 +160,107 @@ pub(crate) fn fuse(p: &Program, shapes: &[Vec<usize>], dtypes: &[DType]) -> Fusi
                     elementwise(&nodes[c]) && dtypes[c] == dtypes[n] && shapes[c] == shapes[n]
                 })
         };
-        let mut fusion = Fusion {
-            fused_into: vec![None; nodes.len()],
-            groups: HashMap::new(),
-        };
-        let mut too_wide = None;
-        for root in 0..nodes.len() {
-            if !elementwise(&nodes[root]) || fusable(root) {
-                continue;
-            }
-            // members: the root and every fusable producer reachable through fusable producers
-            let mut members = vec![root];
-            let mut stack = vec![root];
-            while let Some(m) = stack.pop() {
-                for &a in args(&nodes[m]) {
-                    if fusable(a) && !members.contains(&a) {
-                        members.push(a);
-                        stack.push(a);
-                    }
-                }
-            }
-            if members.len() < 2 {
-                continue;
-            }
-            members.sort_unstable();
-            let mut leaves: Vec<NodeId> = vec![];
-            let mut steps = vec![];
-            for &m in &members {
-                let Node::Op { op, args } = &nodes[m] else {
-                    unreachable!("members are op nodes")
-                };
-                let refs = args
-                    .iter()
-                    .map(|a| match members.iter().position(|x| x == a) {
-                        Some(k) => Ref::Step(k),
-                        None => operand(nodes, *a, &mut leaves),
-                    })
-                    .collect();
-                steps.push(Step {
-                    op: op.clone(),
-                    args: refs,
-                });
-            }
-            if leaves.len() > MAX_LEAVES {
-                too_wide = Some(members);
-                break;
-            }
-            for &m in &members[..members.len() - 1] {
-                fusion.fused_into[m] = Some(root);
-            }
-            fusion.groups.insert(
-                root,
-                Group {
-                    steps,
-                    leaves,
-                    producer: None,
-                    consumer: None,
-                    params: vec![],
-                },
-            );
-        }
-        match too_wide {
+        match chains(nodes, &fusable) {
             // stop fusing into this root's producers nearest the root, and try again
-            Some(members) => {
+            Err(members) => {
                 blocked.extend(args(&nodes[*members.last().expect("non-empty")]).iter().copied());
             }
-            None => {
+            Ok(mut fusion) => {
                 epilogues(&mut fusion, nodes, shapes, dtypes, &uses, &keep);
                 prologues(&mut fusion, nodes, dtypes, shapes, &uses, &keep);
                 return fusion;
             }
         }
     }
+}
+
+/// How many times each node is read, and by which node (the last reader).
+fn readers(nodes: &[Node]) -> (Vec<usize>, Vec<Option<NodeId>>) {
+    let mut uses = vec![0usize; nodes.len()];
+    let mut consumer = vec![None; nodes.len()];
+    for (i, n) in nodes.iter().enumerate() {
+        for &a in args(n) {
+            uses[a] += 1;
+            consumer[a] = Some(i);
+        }
+    }
+    (uses, consumer)
+}
+
+/// The chain groups of every elementwise root that is not `fusable` itself: its fusable producers
+/// fuse into it. `Err`: the members of the first group that reads more than [`MAX_LEAVES`].
+fn chains(nodes: &[Node], fusable: &impl Fn(NodeId) -> bool) -> Result<Fusion, Vec<NodeId>> {
+    let mut fusion = Fusion {
+        fused_into: vec![None; nodes.len()],
+        groups: HashMap::new(),
+    };
+    for root in 0..nodes.len() {
+        if !elementwise(&nodes[root]) || fusable(root) {
+            continue;
+        }
+        let members = members(nodes, root, fusable);
+        if members.len() < 2 {
+            continue;
+        }
+        let (steps, leaves) = chain_steps(nodes, &members);
+        if leaves.len() > MAX_LEAVES {
+            return Err(members);
+        }
+        for &m in &members[..members.len() - 1] {
+            fusion.fused_into[m] = Some(root);
+        }
+        fusion.groups.insert(
+            root,
+            Group {
+                steps,
+                leaves,
+                producer: None,
+                consumer: None,
+                params: vec![],
+            },
+        );
+    }
+    Ok(fusion)
+}
+
+/// The members of `root`'s chain in node order: the root and every fusable producer reachable
+/// through fusable producers.
+fn members(nodes: &[Node], root: NodeId, fusable: &impl Fn(NodeId) -> bool) -> Vec<NodeId> {
+    let mut members = vec![root];
+    let mut stack = vec![root];
+    while let Some(m) = stack.pop() {
+        for &a in args(&nodes[m]) {
+            if fusable(a) && !members.contains(&a) {
+                members.push(a);
+                stack.push(a);
+            }
+        }
+    }
+    members.sort_unstable();
+    members
+}
+
+/// The steps of a chain of `members` (in node order), and the leaves they read.
+fn chain_steps(nodes: &[Node], members: &[NodeId]) -> (Vec<Step>, Vec<NodeId>) {
+    let mut leaves: Vec<NodeId> = vec![];
+    let mut steps = vec![];
+    for &m in members {
+        let Node::Op { op, args } = &nodes[m] else {
+            unreachable!("members are op nodes")
+        };
+        let refs = args
+            .iter()
+            .map(|a| match members.iter().position(|x| x == a) {
+                Some(k) => Ref::Step(k),
+                None => operand(nodes, *a, &mut leaves),
+            })
+            .collect();
+        steps.push(Step {
+            op: op.clone(),
+            args: refs,
+        });
+    }
+    (steps, leaves)
 }
 
 /// Producers whose store can run an elementwise chain.

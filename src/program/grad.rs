@@ -108,6 +108,29 @@ fn flows(op: &Op, i: usize) -> bool {
     }
 }
 
+/// An `INVALID_PROGRAM` error of `grad`.
+fn grad_error(what: String) -> Error {
+    Error::InvalidProgram(format!("grad: {what}"))
+}
+
+/// The gradients op `op` at node `y` (arguments `args`) sends each argument from the gradient `g`
+/// of its output (`None`: none flows there).
+fn op_vjp(v: &mut Vjp, op: &Op, args: &[NodeId], y: NodeId, g: NodeId) -> Result<Vec<Option<NodeId>>> {
+    Ok(match op {
+        Op::Unary(u) => vec![unary_vjp(v, *u, args[0], y, g)?],
+        Op::Binary(b) => match binary_vjp(v, *b, args[0], args[1], y, g)? {
+            Some(pair) => pair.to_vec(),
+            None => vec![None, None],
+        },
+        Op::Reduce {
+            op: r,
+            axes,
+            keep_dims,
+        } => vec![reduce_vjp(v, *r, args[0], y, g, axes, *keep_dims)?],
+        other => kernel_vjp(v, other, args, y, g)?.unwrap_or_default(),
+    })
+}
+
 fn describe(p: &Program, n: NodeId) -> String {
     match &p.nodes[n] {
         Node::Input { name, .. } => format!("node {n} (input '{name}')"),
@@ -132,17 +155,34 @@ impl Program {
         r
     }
 
+    /// [`Program::grad`]'s work: the checks, then the backward pass (it may leave nodes behind
+    /// when it fails).
     fn grad_nodes(&mut self, y: NodeId, xs: &[NodeId]) -> Result<Vec<NodeId>> {
+        self.check_grad_args(y, xs)?;
+        // the nodes a gradient flows through: reachable from xs and reaching y along flowing edges
+        let (from_x, to_y) = (self.reached_from(xs), self.reaching(y));
+        self.check_flow_is_float(&from_x, &to_y)?;
+        let adj = self.backward(y, &from_x, &to_y)?;
+        let mut v = Vjp { p: self };
+        xs.iter()
+            .map(|&x| match adj[x] {
+                Some(g) => Ok(g),
+                None => v.zeros_like(x),
+            })
+            .collect()
+    }
+
+    /// Checks that `xs` and `y` exist, `y` is a scalar float32 value and each of `xs` is float32.
+    fn check_grad_args(&self, y: NodeId, xs: &[NodeId]) -> Result<()> {
         let n = self.nodes.len();
-        let bad = |what: String| Error::InvalidProgram(format!("grad: {what}"));
         for &x in xs.iter().chain([&y]) {
             if x >= n {
-                return Err(bad(format!("node {x} does not exist")));
+                return Err(grad_error(format!("node {x} does not exist")));
             }
         }
         let (dims, dtype) = self.types[y].clone();
         if dtype != DType::Float32 || !dims.is_empty() {
-            return Err(bad(format!(
+            return Err(grad_error(format!(
                 "y must be a scalar float32 value, but {} is {dtype} of {} dims (reduce it first, e.g. with mean)",
                 describe(self, y),
                 dims.len()
@@ -150,20 +190,30 @@ impl Program {
         }
         for &x in xs {
             if self.types[x].1 != DType::Float32 {
-                return Err(bad(format!(
+                return Err(grad_error(format!(
                     "{} is {}: only float32 values have gradients",
                     describe(self, x),
                     self.types[x].1
                 )));
             }
         }
-        // the nodes a gradient flows through: reachable from xs and reaching y along flowing edges
+        Ok(())
+    }
+
+    /// Per node: whether it is one of `xs` or reached from them along edges a gradient flows on.
+    fn reached_from(&self, xs: &[NodeId]) -> Vec<bool> {
+        let n = self.nodes.len();
         let mut from_x = vec![false; n];
         for i in 0..n {
             from_x[i] = xs.contains(&i)
                 || matches!(&self.nodes[i], Node::Op { op, args } if args.iter().enumerate().any(|(k, &a)| from_x[a] && flows(op, k)));
         }
-        let mut to_y = vec![false; n];
+        from_x
+    }
+
+    /// Per node: whether it is `y` or reaches it along edges a gradient flows on.
+    fn reaching(&self, y: NodeId) -> Vec<bool> {
+        let mut to_y = vec![false; self.nodes.len()];
         to_y[y] = true;
         for i in (0..=y).rev() {
             if let (true, Node::Op { op, args }) = (to_y[i], &self.nodes[i]) {
@@ -172,14 +222,27 @@ impl Program {
                 }
             }
         }
-        if let Some(i) = (0..n).find(|&i| from_x[i] && to_y[i] && self.types[i].1 != DType::Float32) {
-            return Err(bad(format!(
+        to_y
+    }
+
+    /// Checks that every node the gradient flows through is float32.
+    fn check_flow_is_float(&self, from_x: &[bool], to_y: &[bool]) -> Result<()> {
+        if let Some(i) =
+            (0..from_x.len()).find(|&i| from_x[i] && to_y[i] && self.types[i].1 != DType::Float32)
+        {
+            return Err(grad_error(format!(
                 "the gradient would flow through {}, which is {} (integer and bool values have no gradient)",
                 describe(self, i),
                 self.types[i].1
             )));
         }
-        let mut adj: Vec<Option<NodeId>> = vec![None; n];
+        Ok(())
+    }
+
+    /// The backward pass from `y` (its gradient 1) over the nodes both reached from the `xs` and
+    /// reaching `y`: each node's accumulated gradient (`None`: none flowed there).
+    fn backward(&mut self, y: NodeId, from_x: &[bool], to_y: &[bool]) -> Result<Vec<Option<NodeId>>> {
+        let mut adj: Vec<Option<NodeId>> = vec![None; from_x.len()];
         let one = self.constant(&[1.0], &[], DType::Float32)?;
         adj[y] = Some(one);
         let mut v = Vjp { p: self };
@@ -190,19 +253,7 @@ impl Program {
             let Node::Op { op, args } = v.p.nodes[i].clone() else {
                 continue;
             };
-            let grads: Vec<Option<NodeId>> = match &op {
-                Op::Unary(u) => vec![unary_vjp(&mut v, *u, args[0], i, g)?],
-                Op::Binary(b) => match binary_vjp(&mut v, *b, args[0], args[1], i, g)? {
-                    Some(pair) => pair.to_vec(),
-                    None => vec![None, None],
-                },
-                Op::Reduce {
-                    op: r,
-                    axes,
-                    keep_dims,
-                } => vec![reduce_vjp(&mut v, *r, args[0], i, g, axes, *keep_dims)?],
-                other => kernel_vjp(&mut v, other, &args, i, g)?.unwrap_or_default(),
-            };
+            let grads = op_vjp(&mut v, &op, &args, i, g)?;
             for (k, (&a, grad)) in args.iter().zip(grads).enumerate() {
                 let Some(grad) = grad else { continue };
                 if !(from_x[a] && flows(&op, k)) {
@@ -216,12 +267,7 @@ impl Program {
                 });
             }
         }
-        xs.iter()
-            .map(|&x| match adj[x] {
-                Some(g) => Ok(g),
-                None => v.zeros_like(x),
-            })
-            .collect()
+        Ok(adj)
     }
 
     /// The inferred dims of a node.

@@ -112,77 +112,12 @@ pub fn concrete_inputs(
 
 /// Infers every node's concrete shape and dtype for these inputs and plans the run's memory.
 pub fn specialise(p: &Program, inputs: &[Vec<usize>]) -> Result<Plan> {
-    let nodes = p.nodes();
-    let mut shapes: Vec<Vec<usize>> = Vec::with_capacity(nodes.len());
-    let mut types = Vec::with_capacity(nodes.len());
-    let mut next_input = 0;
-    for (i, node) in nodes.iter().enumerate() {
-        let (shape, dtype) = match node {
-            Node::Input { dtype, .. } => {
-                next_input += 1;
-                (inputs[next_input - 1].clone(), *dtype)
-            }
-            Node::State { shape, dtype, .. } | Node::Constant { shape, dtype, .. } => (shape.clone(), *dtype),
-            Node::Op { op, args } => {
-                let a: Vec<_> = args
-                    .iter()
-                    .map(|&j| (shapes[j].iter().map(|&d| Some(d)).collect(), types[j]))
-                    .collect();
-                let (dims, dtype) = infer(op, &a).map_err(|e| match e {
-                    Error::ShapeMismatch(m) => {
-                        Error::ShapeMismatch(format!("node {i} ({}) for inputs {inputs:?}: {m}", op.name()))
-                    }
-                    other => other,
-                })?;
-                super::constant_indices(nodes, op, args, &a[0].0)?;
-                let shape: Vec<usize> = dims.into_iter().map(|d| d.unwrap_or(0)).collect();
-                crate::shape::element_count(&shape).map_err(|e| {
-                    Error::InvalidArgument(format!("node {i} ({}) for inputs {inputs:?}: {e}", op.name()))
-                })?;
-                (shape, dtype)
-            }
-        };
-        shapes.push(shape);
-        types.push(dtype);
-    }
-    for (state, node) in p.assigns() {
-        let (_, _, _, want) = p.states().find(|s| s.1 == state).expect("validated");
-        if shapes[*node] != want {
-            return Err(Error::ShapeMismatch(format!(
-                    "assign to '{state}': the state has shape {want:?} but node {node} has {:?} for inputs {inputs:?}",
-                    shapes[*node]
-                )));
-        }
-    }
+    let (shapes, types) = node_types(p, inputs)?;
+    check_assigns(p, &shapes, inputs)?;
     let fusion = super::fusion::fuse(p, &shapes, &types);
-    let reads: Vec<Vec<NodeId>> = nodes
-        .iter()
-        .enumerate()
-        .map(|(i, node)| match (node, fusion.groups.get(&i)) {
-            (_, Some(g)) => g.leaves.clone(),
-            (Node::Op { .. }, None) if fusion.fused_into[i].is_some() => vec![],
-            (Node::Op { args, .. }, None) => args.clone(),
-            _ => vec![],
-        })
-        .collect();
-    let mut last_use = vec![0usize; nodes.len()];
-    for (i, r) in reads.iter().enumerate() {
-        for &a in r {
-            last_use[a] = i;
-        }
-    }
-    for (_, n) in p.outputs().iter().chain(p.assigns()) {
-        last_use[*n] = usize::MAX;
-    }
-    let assigned: Vec<&str> = p.assigns().iter().map(|(s, _)| s.as_str()).collect();
-    let staged: Vec<bool> = p
-        .assigns()
-        .iter()
-        .map(|(dst, n)| match &nodes[*n] {
-            Node::State { name, .. } => name != dst && assigned.contains(&name.as_str()),
-            _ => false,
-        })
-        .collect();
+    let reads = node_reads(p.nodes(), &fusion);
+    let last_use = last_uses(p, &reads);
+    let staged = staged(p);
     let slot_bytes = slots(p, &shapes, &last_use, &reads, &fusion);
     let schedule = schedule(p, &shapes, &last_use, &reads, &fusion, &staged, &slot_bytes);
     let memory = memory_plan(p, &schedule);
@@ -197,6 +132,108 @@ pub fn specialise(p: &Program, inputs: &[Vec<usize>]) -> Result<Plan> {
         slot_bytes,
         memory,
     })
+}
+
+/// Every node's concrete shape and dtype for these inputs, in node order.
+fn node_types(p: &Program, inputs: &[Vec<usize>]) -> Result<(Vec<Vec<usize>>, Vec<crate::DType>)> {
+    let nodes = p.nodes();
+    let mut shapes: Vec<Vec<usize>> = Vec::with_capacity(nodes.len());
+    let mut types = Vec::with_capacity(nodes.len());
+    let mut next_input = 0;
+    for (i, node) in nodes.iter().enumerate() {
+        let (shape, dtype) = match node {
+            Node::Input { dtype, .. } => {
+                next_input += 1;
+                (inputs[next_input - 1].clone(), *dtype)
+            }
+            Node::State { shape, dtype, .. } | Node::Constant { shape, dtype, .. } => (shape.clone(), *dtype),
+            Node::Op { op, args } => op_type(nodes, i, (op, args), (&shapes, &types), inputs)?,
+        };
+        shapes.push(shape);
+        types.push(dtype);
+    }
+    Ok((shapes, types))
+}
+
+/// The concrete shape and dtype of op node `i`, from those of the nodes before it.
+fn op_type(
+    nodes: &[Node],
+    i: NodeId,
+    (op, args): (&crate::ops::Op, &[NodeId]),
+    (shapes, types): (&[Vec<usize>], &[crate::DType]),
+    inputs: &[Vec<usize>],
+) -> Result<(Vec<usize>, crate::DType)> {
+    let a: Vec<_> = args
+        .iter()
+        .map(|&j| (shapes[j].iter().map(|&d| Some(d)).collect(), types[j]))
+        .collect();
+    let (dims, dtype) = infer(op, &a).map_err(|e| match e {
+        Error::ShapeMismatch(m) => {
+            Error::ShapeMismatch(format!("node {i} ({}) for inputs {inputs:?}: {m}", op.name()))
+        }
+        other => other,
+    })?;
+    super::constant_indices(nodes, op, args, &a[0].0)?;
+    let shape: Vec<usize> = dims.into_iter().map(|d| d.unwrap_or(0)).collect();
+    crate::shape::element_count(&shape).map_err(|e| {
+        Error::InvalidArgument(format!("node {i} ({}) for inputs {inputs:?}: {e}", op.name()))
+    })?;
+    Ok((shape, dtype))
+}
+
+/// Checks that each assigned node has its state's shape.
+fn check_assigns(p: &Program, shapes: &[Vec<usize>], inputs: &[Vec<usize>]) -> Result<()> {
+    for (state, node) in p.assigns() {
+        let (_, _, _, want) = p.states().find(|s| s.1 == state).expect("validated");
+        if shapes[*node] != want {
+            return Err(Error::ShapeMismatch(format!(
+                    "assign to '{state}': the state has shape {want:?} but node {node} has {:?} for inputs {inputs:?}",
+                    shapes[*node]
+                )));
+        }
+    }
+    Ok(())
+}
+
+/// The buffers each node's dispatch reads: a fused root its group's leaves, a node fused into
+/// another nothing, any other op node its arguments.
+fn node_reads(nodes: &[Node], fusion: &super::fusion::Fusion) -> Vec<Vec<NodeId>> {
+    nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| match (node, fusion.groups.get(&i)) {
+            (_, Some(g)) => g.leaves.clone(),
+            (Node::Op { .. }, None) if fusion.fused_into[i].is_some() => vec![],
+            (Node::Op { args, .. }, None) => args.clone(),
+            _ => vec![],
+        })
+        .collect()
+}
+
+/// For each node, the last node that reads it (`usize::MAX` for outputs and assigned values).
+fn last_uses(p: &Program, reads: &[Vec<NodeId>]) -> Vec<usize> {
+    let mut last_use = vec![0usize; p.nodes().len()];
+    for (i, r) in reads.iter().enumerate() {
+        for &a in r {
+            last_use[a] = i;
+        }
+    }
+    for (_, n) in p.outputs().iter().chain(p.assigns()) {
+        last_use[*n] = usize::MAX;
+    }
+    last_use
+}
+
+/// For each assignment: whether its source is a state slot another assignment overwrites.
+fn staged(p: &Program) -> Vec<bool> {
+    let assigned: Vec<&str> = p.assigns().iter().map(|(s, _)| s.as_str()).collect();
+    p.assigns()
+        .iter()
+        .map(|(dst, n)| match &p.nodes()[*n] {
+            Node::State { name, .. } => name != dst && assigned.contains(&name.as_str()),
+            _ => false,
+        })
+        .collect()
 }
 
 /// The acquisitions and releases `run` performs, in its order: each op node's buffer when it runs

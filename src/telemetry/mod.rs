@@ -169,8 +169,19 @@ pub(crate) fn record(
     }
 }
 
-/// The `(scope, name, kind, unit, value)` rows of one ledger.
-fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, &'static str, u64); 35] {
+/// One ledger figure: `(scope, name, kind, unit, value)`.
+type LedgerRow = (&'static str, &'static str, MetricKind, &'static str, u64);
+
+/// The `(scope, name, kind, unit, value)` rows of one ledger: storage, memory, then execution.
+fn ledger_rows(s: &LedgerSnapshot) -> impl Iterator<Item = LedgerRow> {
+    storage_rows(s)
+        .into_iter()
+        .chain(memory_rows(s))
+        .chain(execution_rows(s))
+}
+
+/// The ledger's `compute.storage` rows.
+fn storage_rows(s: &LedgerSnapshot) -> [LedgerRow; 5] {
     use MetricKind::{Counter as C, Gauge as G};
     [
         ("compute.storage", "live_bytes", G, "bytes", s.live_bytes),
@@ -178,6 +189,13 @@ fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, 
         ("compute.storage", "live_tensors", G, "tensors", s.live_tensors),
         ("compute.storage", "allocations", C, "tensors", s.allocations),
         ("compute.storage", "deallocations", C, "tensors", s.deallocations),
+    ]
+}
+
+/// The ledger's `compute.memory` rows.
+fn memory_rows(s: &LedgerSnapshot) -> [LedgerRow; 16] {
+    use MetricKind::{Counter as C, Gauge as G};
+    [
         ("compute.memory", "pool_bytes", G, "bytes", s.pool_bytes),
         (
             "compute.memory",
@@ -224,6 +242,13 @@ fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, 
         ("compute.memory", "param_buffers", G, "buffers", s.param_buffers),
         ("compute.memory", "texture_bytes", G, "bytes", s.texture_bytes),
         ("compute.memory", "textures", G, "textures", s.textures),
+    ]
+}
+
+/// The ledger's `compute.execution` rows.
+fn execution_rows(s: &LedgerSnapshot) -> [LedgerRow; 14] {
+    use MetricKind::{Counter as C, Gauge as G};
+    [
         ("compute.execution", "executions", C, "runs", s.executions),
         ("compute.execution", "dispatches", C, "dispatches", s.dispatches),
         ("compute.execution", "compiles", C, "specialisations", s.compiles),
@@ -280,7 +305,6 @@ fn ledger_rows(s: &LedgerSnapshot) -> [(&'static str, &'static str, MetricKind, 
 /// Records for one ledger, optionally labelled.
 pub fn ledger_records(s: &LedgerSnapshot, labels: Option<&BTreeMap<String, String>>) -> Vec<MetricRecord> {
     let mut out: Vec<MetricRecord> = ledger_rows(s)
-        .into_iter()
         .map(|(scope, name, kind, unit, v)| MetricRecord {
             labels: labels.cloned(),
             ..record(scope, name, kind, unit, v as f64)

@@ -296,9 +296,11 @@ pub enum SplitSizes {
 /// The sizes `how` gives an axis of `len` (`INVALID_ARGUMENT` naming the bad part).
 pub(crate) fn split_sizes(len: usize, how: &SplitSizes) -> Result<Vec<usize>> {
     let sizes = match how {
-        SplitSizes::Parts(n) if *n < 1 => return Err(invalid_arg!(
+        SplitSizes::Parts(n) if *n < 1 => {
+            return Err(invalid_arg!(
             "split: numOrSizes must be a positive number of parts or an array of sizes, got the number {n}"
-        )),
+        ))
+        }
         SplitSizes::Parts(n) => {
             let n = usize::try_from(*n).unwrap_or(usize::MAX);
             return match len.is_multiple_of(n) {
