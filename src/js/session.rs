@@ -10,20 +10,6 @@ use super::{to_js, to_value, JsExecutable, JsProgram, JsResult, JsTensor};
 use crate::error::Error;
 use crate::session::Session;
 
-thread_local! {
-    /// Live sessions, so `telemetry.watch` can synchronise each before a snapshot.
-    static LIVE: std::cell::RefCell<Vec<std::rc::Weak<Session>>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// The sessions still alive in this page.
-pub(crate) fn live_sessions() -> Vec<Held<Session>> {
-    LIVE.with(|l| {
-        let mut l = l.borrow_mut();
-        l.retain(|w| w.strong_count() > 0);
-        l.iter().filter_map(|w| w.upgrade()).map(Held::new).collect()
-    })
-}
-
 /// The label of the live session behind a JS value that is a `Session` handle.
 pub(crate) fn label_of(v: &JsValue) -> Option<String> {
     if !v.is_object() {
@@ -126,11 +112,6 @@ impl JsSession {
         super::install_dispose_symbols();
         let options = parse_options(options).map_err(to_js)?;
         let session = std::rc::Rc::new(Session::create(options).await.map_err(to_js)?);
-        LIVE.with(|l| {
-            let mut l = l.borrow_mut();
-            l.retain(|w| w.strong_count() > 0);
-            l.push(std::rc::Rc::downgrade(&session));
-        });
         Ok(JsSession { inner: Some(session) })
     }
 

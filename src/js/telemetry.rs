@@ -170,20 +170,7 @@ impl JsTelemetry {
     /// bytes]`).
     #[wasm_bindgen(unchecked_return_type = "PoolSnapshot[]")]
     pub fn pools() -> JsResult<JsValue> {
-        let out: Vec<serde_json::Value> = super::session::live_sessions()
-            .iter()
-            .filter(|s| !s.is_disposed() || s.stats().live_tensors > 0)
-            .map(|s| {
-                serde_json::json!({
-                    "session": s.label(),
-                    "adapter": s.adapter(),
-                    "config": s.pool_config(),
-                    "usage": s.pool_usage(),
-                    "disposed": s.is_disposed(),
-                })
-            })
-            .collect();
-        to_value(&out)
+        to_value(&crate::Session::pools())
     }
 
     /// The current iteration (what `nextIteration()` last returned), without advancing it.
@@ -274,8 +261,8 @@ impl JsTelemetry {
             iterations: count(&e, "iterations", defaults.iterations)?,
             session: session_label("watch", &get(&e, "session"))?,
         };
-        let sessions = super::session::live_sessions();
-        let refs: Vec<&crate::Session> = sessions.iter().map(|s| &**s).collect();
+        let sessions = crate::Session::live();
+        let refs: Vec<&crate::Session> = sessions.iter().collect();
         let thrown = std::cell::RefCell::new(None);
         let run = async |i: u64| -> crate::Result<()> {
             let r = f.call1(&JsValue::UNDEFINED, &(i as f64).into());

@@ -1,7 +1,10 @@
 //! `Session`: owns a device, a pool and a ledger; creates tensors. Disposing a session prevents
 //! new work; tensors still alive keep their storage until they are disposed themselves.
 
+mod live;
 mod make;
+
+pub use live::PoolSnapshot;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -78,6 +81,9 @@ pub struct Session {
     shared: Shared<SessionShared>,
     /// `false` once [`Session::forget`] ran: dropping the handle then leaves the session open.
     dispose_on_drop: bool,
+    /// The handle `create` returned (not a view from [`Session::live`]): while it lives, the
+    /// session is live.
+    owner: bool,
 }
 
 impl Session {
@@ -116,7 +122,7 @@ impl Session {
         let flags = (gpu.lost_flag(), disposed.clone());
         crate::telemetry::register_session(&ledger, &owners, &info, &forgotten, flags);
         drop(claim);
-        Ok(Session {
+        let session = Session {
             shared: Shared::new_cyclic(|me| Runtime {
                 id,
                 label,
@@ -141,7 +147,10 @@ impl Session {
                 upper: Default::default(),
             }),
             dispose_on_drop: true,
-        })
+            owner: true,
+        };
+        live::register(&session.shared);
+        Ok(session)
     }
 
     /// Blocking [`Session::create`] (native only).
@@ -396,6 +405,9 @@ impl crate::telemetry::Watched for Session {
 impl Drop for Session {
     /// Dropping the handle disposes the session (unless it was [`Session::forget`]-ten).
     fn drop(&mut self) {
+        if self.owner {
+            live::unregister(self.shared.id);
+        }
         if self.dispose_on_drop {
             self.dispose();
         }

@@ -335,3 +335,34 @@ fn operand_textures_hold_what_succeeding_calls_filled() {
     assert_eq!(texture().1, None, "a device error: nothing known");
     assert!(s.shared.gpu.take_error().is_some(), "the error was the device's");
 }
+
+/// `Session::live` lists a session while the handle `create` returned lives, as views that dispose
+/// nothing when dropped; `Session::pools` lists a disposed one while it has live tensors.
+#[test]
+fn live_lists_a_session_while_its_owning_handle_lives() {
+    let options = SessionOptions {
+        label: Some("unit-live-sessions".into()),
+        ..Default::default()
+    };
+    let s = Session::new(options).unwrap();
+    let id = s.id();
+    let listed = || Session::live().iter().any(|v| v.id() == id);
+    assert!(listed());
+    let x = s.tensor(&[1.0f32, 2.0], &[2]).unwrap();
+    drop(Session::live());
+    assert!(!s.is_disposed(), "dropping views disposes nothing");
+    let pool = |disposed| {
+        Session::pools()
+            .iter()
+            .any(|p| p.session == "unit-live-sessions" && p.disposed == disposed)
+    };
+    assert!(pool(false));
+    s.dispose();
+    assert!(
+        pool(true),
+        "a disposed session with a live tensor keeps its pool listed"
+    );
+    drop(s);
+    assert!(!listed(), "its owning handle went");
+    assert_eq!(x.to_vec::<f32>().unwrap(), [1.0, 2.0], "its tensor lives on");
+}
