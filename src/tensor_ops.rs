@@ -272,7 +272,7 @@ macro_rules! eager_table {
     };
     (@one ($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$a0:ident $(, $a:ident)*],
         [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
-        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt)) => {
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt $($rest:tt)*)) => {
         #[doc = $doc]
         #[doc = concat!("\n\nThe op table's `", $js, "` (`ops/table.rs`); optional attributes (JS defaults):")]
         $(#[doc = concat!("`", stringify!($o), "` = `", stringify!($od), "`")])*

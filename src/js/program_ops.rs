@@ -128,7 +128,7 @@ macro_rules! js_node_table {
     };
     (@one ($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$($a:ident),*],
         [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
-        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt)) => {
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt $($rest:tt)*)) => {
         #[wasm_bindgen(js_class = Program)]
         impl JsProgram {
         #[doc = concat!("A `", $js, "` node: ", $doc)]

@@ -85,24 +85,7 @@ pub(crate) fn record_group(
         leaves: &leaves[arity..],
         shape: out.shape,
     };
-    let inputs = &leaves[..arity];
-    match op {
-        Op::MatMul {
-            transpose_a,
-            transpose_b,
-        } => matmul::matmul_with(ctx, enc, inputs, out, (*transpose_a, *transpose_b), Some(&epi)),
-        Op::Conv2d {
-            strides,
-            pad,
-            dilations,
-        } => conv::conv2d_with(ctx, enc, inputs, out, (strides, pad, dilations), Some(&epi)),
-        Op::DepthwiseConv2d {
-            strides,
-            pad,
-            dilations,
-        } => conv::depthwise_with(ctx, enc, inputs, out, (strides, pad, dilations), Some(&epi)),
-        other => unreachable!("{} has no epilogue", other.name()),
-    }
+    with_epilogue(ctx, enc, op, &leaves[..arity], out, &epi)
 }
 
 const FILL: &str = include_str!("../../shaders/fill.wgsl");
@@ -328,13 +311,34 @@ macro_rules! kernel_dispatch {
     };
     (@all $(($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$($a:ident),*],
         [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
-        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt),)*) => {
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt
+        $(, scratch = $sc:tt)? $(, epilogue = $ep:tt)?),)*) => {
         /// Records an op-table op through the kernel its entry names.
         fn table_kernel(ctx: &Ctx, enc: &mut Commands, op: &Op, args: &[Operand], out: Operand) -> Result<()> {
             match op {
                 $(Op::$v { $($f,)* $($o,)* } => $k(ctx, enc, args, out, $($f,)* $($o,)*),)*
                 Op::Unary(_) | Op::Binary(_) | Op::Reduce { .. } => unreachable!("recorded by record"),
             }
+        }
+
+        /// Records a producer with an elementwise chain in its store, through its entry's
+        /// `epilogue` (`Op::takes_epilogue`).
+        fn with_epilogue(
+            ctx: &Ctx,
+            enc: &mut Commands,
+            op: &Op,
+            inputs: &[Operand],
+            out: Operand,
+            epi: &epilogue::Epilogue,
+        ) -> Result<()> {
+            match op {
+                $(Op::$v { $($f,)* $($o,)* } => {
+                    $(let _ = $f;)* $(let _ = $o;)*
+                    $(return ($ep)(ctx, enc, inputs, out, epi);)?
+                })*
+                Op::Unary(_) | Op::Binary(_) | Op::Reduce { .. } => {}
+            }
+            unreachable!("{} has no epilogue", op.name())
         }
     };
 }

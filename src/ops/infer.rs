@@ -80,7 +80,7 @@ macro_rules! infer_table {
     };
     (@all $(($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$($a:ident),*],
         [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
-        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt),)*) => {
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt $($rest:tt)*),)*) => {
         /// The rule of an op-table op: `rules::<method>(args, attributes…)`.
         fn table_rule(op: &Op, args: &[(Dims, DType)]) -> Result<(Dims, DType)> {
             match op {

@@ -84,7 +84,7 @@ fn call(js: &str, args: &[&str], req: &[&str], opt: &[(&str, String)], node: boo
 macro_rules! kernel_rows {
     (surfaced: [$(($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$($a:ident),*],
         [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
-        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt)),* $(,)?],
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt $($rest:tt)*)),* $(,)?],
      internal: [$($i:tt),* $(,)?] $(,)?) => {
         fn kernel_rows(out: &mut String) {
             $(

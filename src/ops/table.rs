@@ -155,7 +155,8 @@ macro_rules! reduce_table {
 }
 
 /// The ops with attributes or kernels of their own. Each entry:
-/// `(method, Variant, "jsName", "doc", kernel, [tensor args], [required attrs], [optional attrs])`,
+/// `(method, Variant, "jsName", "doc", kernel, [tensor args], [required attrs], [optional attrs],
+/// gradient [, scratch = (|input, output| words)] [, epilogue = (|ctx, enc, inputs, out, epi| …)])`,
 /// an attribute written `field "jsonAndJsName": Type => "TypeScript type"` and an optional one
 /// `field "name": Type = default => "TypeScript type"`. `kernel` is the recording function in
 /// `crate::kernels` (called with the operands, the output and each attribute); the shape and dtype
@@ -164,6 +165,11 @@ macro_rules! reduce_table {
 /// kernel dispatch (`kernels/mod.rs`), the JSON fields (`program/json.rs`), the eager method
 /// (`tensor_ops.rs`), the program node (`program/mod.rs`), the JS methods and TypeScript types
 /// (`js/tensor.rs`, `js/program.rs`) and the op reference (docs/ops.md) (`ops/reference.rs`).
+/// The optional columns, last and in this order: `scratch`, the words of scratch its kernel needs
+/// for an input shape and an output element count (`ops/scratch.rs`; `Op::scratch_words`), and
+/// `epilogue`, the recording of a producer that runs a fused elementwise chain in its store
+/// (`kernels::record_group`; `Op::takes_epilogue`). Every generator matches the columns it reads
+/// and takes the rest as `$($rest:tt)*`: a new last column touches this table and its reader only.
 ///
 /// `surfaced` ops get every surface; `internal` ones (reached through composites such as `slice`
 /// or overloads such as `where`'s number operand) get all but the eager, program and JS methods.
@@ -178,7 +184,8 @@ macro_rules! kernel_table {
              (|v, y, g| Ok(vec![Some(v.cast_grad(a, g)?)]))),
                 (softmax, Softmax, "softmax", "Softmax along `axis` (negative counts from the end).",
                  lines::softmax, [a], [], [axis "axis": i64 = -1 => "number"],
-             (|v, y, g| Ok(vec![Some(v.softmax_grad(y, g, *axis)?)]))),
+             (|v, y, g| Ok(vec![Some(v.softmax_grad(y, g, *axis)?)])),
+             scratch = (|input, _| $crate::ops::scratch::lines(input, *axis, 2))),
                 (reshape, Reshape, "reshape", "Same elements in a new shape (one entry may be -1).",
                  layout::reshape, [a], [shape "shape": Vec<i64> => "number[]"], [],
              (|v, y, g| Ok(vec![Some(v.reshape_like(g, a)?)]))),
@@ -192,7 +199,8 @@ macro_rules! kernel_table {
                  lines::cumsum, [a], [],
                  [axis "axis": i64 = 0 => "number", exclusive "exclusive": bool = false => "boolean",
                   reverse "reverse": bool = false => "boolean"],
-             (|v, y, g| Ok(vec![Some(v.p.cumsum(g, *axis, *exclusive, !*reverse)?)]))),
+             (|v, y, g| Ok(vec![Some(v.p.cumsum(g, *axis, *exclusive, !*reverse)?)])),
+             scratch = (|input, _| $crate::ops::scratch::lines(input, *axis, 1))),
                 (gather, Gather, "gather", "Slices of `a` along `axis` at int32 `indices` (output shape: a's dims before axis, indices' dims, a's dims after).",
                  layout::gather, [a, indices], [], [axis "axis": i64 = 0 => "number"],
              (|v, y, g| Ok(vec![Some(v.gather_grad(a, indices, g, *axis)?), None]))),
@@ -200,12 +208,14 @@ macro_rules! kernel_table {
                  conv::conv2d, [x, filter],
                  [strides "strides": $crate::ops::Pair => "Pair", pad "pad": $crate::ops::Pad => "Padding"],
                  [dilations "dilations": $crate::ops::Pair = $crate::ops::Pair::ONE => "Pair"],
-             (|v, y, g| v.conv_grads(false, x, filter, g, strides, pad, dilations))),
+             (|v, y, g| v.conv_grads(false, x, filter, g, strides, pad, dilations)),
+             epilogue = (|ctx, enc, inputs, out, epi| conv::conv2d_with(ctx, enc, inputs, out, (strides, pad, dilations), Some(epi)))),
                 (depthwise_conv2d, DepthwiseConv2d, "depthwiseConv2d", "Depthwise 2-D convolution, NHWC, filter `[fh, fw, inC, mult]` → `inC · mult` channels.",
                  conv::depthwise_conv2d, [x, filter],
                  [strides "strides": $crate::ops::Pair => "Pair", pad "pad": $crate::ops::Pad => "Padding"],
                  [dilations "dilations": $crate::ops::Pair = $crate::ops::Pair::ONE => "Pair"],
-             (|v, y, g| v.conv_grads(true, x, filter, g, strides, pad, dilations))),
+             (|v, y, g| v.conv_grads(true, x, filter, g, strides, pad, dilations)),
+             epilogue = (|ctx, enc, inputs, out, epi| conv::depthwise_with(ctx, enc, inputs, out, (strides, pad, dilations), Some(epi)))),
                 (max_pool, MaxPool, "maxPool", "Max over each window (NHWC; padding cells never win).",
                  pool::max_pool, [x],
                  [filter_size "filterSize": $crate::ops::Pair => "Pair", strides "strides": $crate::ops::Pair => "Pair",
@@ -229,11 +239,13 @@ macro_rules! kernel_table {
                 (pool_grad, PoolGrad, "poolGrad", "The gradient of `maxPool` (`max`: to each window's first maximum) or `avgPool` (shared by the cells inside) with respect to `x`.",
                  pool::pool_grad, [x, g],
                  [max "max": bool => "boolean", filter_size "filterSize": $crate::ops::Pair => "Pair",
-                  strides "strides": $crate::ops::Pair => "Pair", pad "pad": $crate::ops::Pad => "Padding"], [], ()),
+                  strides "strides": $crate::ops::Pair => "Pair", pad "pad": $crate::ops::Pad => "Padding"], [], (),
+             scratch = (|input, _| $crate::ops::scratch::pool_grad(input, *max, filter_size, strides, *pad))),
                 (matmul, MatMul, "matmul", "`[..., M, K] × [..., K, N] → [..., M, N]`; leading (batch) dims broadcast; `transposeA`/`transposeB` read that operand's last two axes swapped (in the kernel: no copy).",
                  matmul::matmul, [a, b], [],
                  [transpose_a "transposeA": bool = false => "boolean", transpose_b "transposeB": bool = false => "boolean"],
-             (|v, y, g| v.matmul_grads(a, b, g, *transpose_a, *transpose_b))),
+             (|v, y, g| v.matmul_grads(a, b, g, *transpose_a, *transpose_b)),
+             epilogue = (|ctx, enc, inputs, out, epi| matmul::matmul_with(ctx, enc, inputs, out, (*transpose_a, *transpose_b), Some(epi)))),
                 (select, Where, "where", "Elements of `a` where the bool `cond` holds, else of `b`; all three broadcast.",
                  layout::select, [a, cond, b], [], [],
              (|v, y, g| Ok(vec![Some(v.mask(g, cond)?), None, Some(v.mask_not(g, cond)?)]))),

@@ -200,7 +200,7 @@ macro_rules! node_table {
     };
     (@one ($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$($a:ident),*],
         [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
-        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt)) => {
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt $($rest:tt)*)) => {
         #[doc = concat!("A `", $js, "` node: ", $doc)]
         pub fn $m(&mut self, $($a: NodeId,)* $($f: impl Into<$ft>,)* $($o: impl Into<$ot>,)*) -> Result<NodeId> {
             let op = Op::$v { $($f: $f.into(),)* $($o: $o.into(),)* };

@@ -263,15 +263,9 @@ fn chain_steps(nodes: &[Node], members: &[NodeId]) -> (Vec<Step>, Vec<NodeId>) {
     (steps, leaves)
 }
 
-/// Producers whose store can run an elementwise chain.
+/// Producers whose store can run an elementwise chain (an `epilogue` in their op-table entry).
 fn producer(n: &Node) -> bool {
-    matches!(
-        n,
-        Node::Op {
-            op: Op::MatMul { .. } | Op::Conv2d { .. } | Op::DepthwiseConv2d { .. },
-            ..
-        }
-    )
+    matches!(n, Node::Op { op, .. } if op.takes_epilogue())
 }
 
 /// Fuses each elementwise root (a group, or one node) into the matmul or convolution that feeds it

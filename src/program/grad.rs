@@ -72,7 +72,7 @@ macro_rules! kernel_vjp {
     };
     (@all $(($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$($a:ident),*],
         [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
-        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt),)*) => {
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt $($rest:tt)*),)*) => {
         /// The gradients of an op-table op's arguments (`None`: none flows there).
         #[allow(unused_variables)]
         fn kernel_vjp(v: &mut Vjp, op: &Op, args: &[NodeId], y: NodeId, g: NodeId) -> Result<Option<Vec<Option<NodeId>>>> {

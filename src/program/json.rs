@@ -78,7 +78,7 @@ macro_rules! json_table {
     };
     (@all $(($m:ident, $v:ident, $js:literal, $doc:literal, $k:path, [$($a:ident),*],
         [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
-        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt),)*) => {
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*], $kgrad:tt $($rest:tt)*),)*) => {
         /// Writes an op-table op's attributes (all of them, defaults too: the round trip is exact).
         fn table_attrs(op: &Op, out: &mut Map<String, Value>) {
             match op {
