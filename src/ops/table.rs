@@ -82,6 +82,10 @@ macro_rules! unary_table {
             (elu, Elu, "elu", float, "`x` if x > 0, else `eˣ − 1`",
              "let u = exp(x); let m = u - 1.0; return select(select(select(m * x / log(u), m, x < -1.0), x, u == 1.0), x, x > 0.0);",
              (|v, x, y, g| { let t = v.add_scalar(y, 1.0)?; let pos = v.positive(x)?; let one = v.c(1.0)?; let d = v.select(one, pos, t)?; v.mul(g, d) })),
+            // the outer selects give the saturated ends exactly (±inf included); NaN falls through both
+            (hard_swish, HardSwish, "hardSwish", float, "`x · min(max(x/6 + 1/2, 0), 1)` (MobileNetV3's, ONNX `HardSwish`)",
+             "return select(select(x * (x / 6.0 + 0.5), x, x >= 3.0), 0.0, x <= -3.0);",
+             (|v, x, y, g| { let mid = v.scale(x, 1.0 / 3.0)?; let mid = v.add_scalar(mid, 0.5)?; let hi = v.p.binary_scalar($crate::ops::BinaryOp::Greater, x, 3.0)?; let lo = v.p.binary_scalar($crate::ops::BinaryOp::Less, x, -3.0)?; let one = v.c(1.0)?; let d = v.select(one, hi, mid)?; let d = v.mask_not(d, lo)?; v.mul(g, d) })),
             (logical_not, LogicalNot, "logicalNot", bool, "`!x` (bool)", "return 1u - x;",
              ()),
         }
@@ -278,6 +282,9 @@ macro_rules! composite_table {
             (clip_by_value, "clipByValue", "Clamps every element to `[min, max]`.", [a],
              [min "min": f64 => "number", max "max": f64 => "number"], [],
              |g| $crate::ops::compose::clip_by_value(g, a, min, max)),
+            (hard_sigmoid, "hardSigmoid", "`min(max(alpha · x + beta, 0), 1)` (float32; ONNX `HardSigmoid`).", [a], [],
+             [alpha "alpha": f64 = 0.2 => "number", beta "beta": f64 = 0.5 => "number"],
+             |g| $crate::ops::compose::hard_sigmoid(g, a, alpha, beta)),
             (log_sum_exp, "logSumExp", "`log Σ exp(x)` over `axes` (all when omitted), computed stably.", [a], [],
              [axes "axes": $crate::ops::Axes = $crate::ops::Axes::ALL => "Axes",
               keep_dims "keepDims": bool = false => "boolean"],

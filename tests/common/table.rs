@@ -5,7 +5,7 @@
 //! Tolerances (`|g − w| ≤ rel·|w| + abs`, NaN matches NaN, infinities exactly):
 //! - exact: `floor ceil round sign logicalNot`, `maximum minimum squaredDifference`, every
 //!   comparison and logical op, every integer result, `mod` on inputs away from the floor's jumps;
-//! - rel 1e-5, abs 1e-6: `reciprocal rsqrt log1p expm1 silu softplus elu pow`;
+//! - rel 1e-5, abs 1e-6: `reciprocal rsqrt log1p expm1 silu softplus elu hardSwish pow`;
 //! - abs 1e-6 (+ rel 1e-5): `erf gelu` (the kernel's rational approximation is within 1.5e-7);
 //! - abs 5e-4 on `[-π, π]`: `sin cos` (WGSL allows 2⁻¹¹ absolute there).
 
@@ -35,7 +35,7 @@ fn round_even(x: f64) -> f64 {
 pub(super) type UnaryRef = fn(f64) -> f64;
 
 /// `(op, input range, reference, tolerance)` for the float32 unary ops.
-const UNARY: [(UnaryOp, f32, f32, UnaryRef, Tol); 16] = [
+const UNARY: [(UnaryOp, f32, f32, UnaryRef, Tol); 17] = [
     (UnaryOp::Floor, -50.0, 50.0, f64::floor, EXACT),
     (UnaryOp::Ceil, -50.0, 50.0, f64::ceil, EXACT),
     (UnaryOp::Round, -50.0, 50.0, round_even, EXACT),
@@ -96,6 +96,13 @@ const UNARY: [(UnaryOp, f32, f32, UnaryRef, Tol); 16] = [
         REL,
     ),
     (UnaryOp::Neg, -1.0, 1.0, |x| -x, EXACT),
+    (
+        UnaryOp::HardSwish,
+        -6.0,
+        6.0,
+        |x| x * (x / 6.0 + 0.5).clamp(0.0, 1.0),
+        REL,
+    ),
 ];
 
 type BinaryRef = fn(f64, f64) -> f64;

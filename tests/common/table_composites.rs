@@ -30,6 +30,16 @@ pub async fn composites_match_f64_reference(s: &Session) {
     let tx = x.upload(s);
     let leaky = map(&x, |v| if v > 0.0 { v } else { 0.2 * v });
     expect("leakyRelu(0.2)", tx.leaky_relu(0.2), &leaky, REL).await;
+    let hard = map(&x, |v| (0.2 * v + 0.5).clamp(0.0, 1.0));
+    expect("hardSigmoid(0.2, 0.5)", tx.hard_sigmoid(0.2, 0.5), &hard, REL).await;
+    let hard = map(&x, |v| (v / 6.0 + 0.5).clamp(0.0, 1.0));
+    expect(
+        "hardSigmoid(1/6, 0.5)",
+        tx.hard_sigmoid(1.0 / 6.0, 0.5),
+        &hard,
+        REL,
+    )
+    .await;
     let clip = map(&x, |v| v.clamp(-1.5, 2.0));
     expect("clipByValue(-1.5, 2)", tx.clip_by_value(-1.5, 2.0), &clip, EXACT).await;
     let xi = Host::from_fn(&[7], |i| i as i32 - 3);

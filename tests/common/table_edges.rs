@@ -95,6 +95,32 @@ pub async fn switch_points_and_nan_match(s: &Session) {
             expect(&what, x.upload(s).apply(&Op::Unary(op), &[]), &map(&x, f), REL).await;
         }
     }
+    // hardSwish at its ends, ±∞ and NaN: 0 from -3 down, x from 3 up, NaN through
+    let ends = [
+        f32::NEG_INFINITY,
+        -4.0,
+        -3.0,
+        -2.999,
+        -0.0,
+        0.0,
+        1e-30,
+        2.999,
+        3.0,
+        4.0,
+        f32::INFINITY,
+        f32::NAN,
+    ];
+    for n in [11usize, 12] {
+        let x = host(&[n], |i| ends[i]);
+        let what = format!("hardSwish float32 at its ends, n={n}");
+        let f: UnaryRef = |x| match x {
+            x if x <= -3.0 => 0.0,
+            x if x >= 3.0 => x,
+            x => x * (x / 6.0 + 0.5),
+        };
+        let y = x.upload(s).apply(&Op::Unary(UnaryOp::HardSwish), &[]);
+        expect(&what, y, &map(&x, f), REL).await;
+    }
     // minimum and relu too, in every kernel form that carries them: scalar lanes (3 elements), vec4
     // lanes (8) and a fused chain (relu → minimum → maximum, one kernel); ±∞ and ordinary values
     // beside the NaN keep their results

@@ -70,6 +70,21 @@ pub(crate) fn leaky_relu<G: Graph>(g: &mut G, x: &G::V, alpha: f64) -> Result<G:
     binary(g, pick, x, &ax)
 }
 
+/// `hardSigmoid(alpha, beta)`: `alpha · x + beta` clamped to `[0, 1]` (finite `alpha`, `beta`).
+pub(crate) fn hard_sigmoid<G: Graph>(g: &mut G, x: &G::V, alpha: f64, beta: f64) -> Result<G::V> {
+    let (_, d) = g.meta(x)?;
+    float_only("hardSigmoid", d)?;
+    if !alpha.is_finite() || !beta.is_finite() {
+        return Err(invalid_arg!(
+            "hardSigmoid: alpha and beta must be finite, got {alpha} and {beta}"
+        ));
+    }
+    let (a, b) = (g.scalar(alpha, d)?, g.scalar(beta, d)?);
+    let ax = binary(g, BinaryOp::Mul, x, &a)?;
+    let y = binary(g, BinaryOp::Add, &ax, &b)?;
+    clip_by_value(g, &y, 0.0, 1.0)
+}
+
 /// `clipByValue(min, max)`: `min(max(x, lo), hi)`, `lo ≤ hi` in the tensor's dtype.
 pub(crate) fn clip_by_value<G: Graph>(g: &mut G, x: &G::V, lo: f64, hi: f64) -> Result<G::V> {
     let (_, d) = g.meta(x)?;

@@ -54,6 +54,17 @@ pub(super) fn unary_cases() -> Vec<Case> {
         }),
         u("silu", UnaryOp::Silu, -3.0, 3.0, 0.0, |x| x / (1.0 + (-x).exp())),
         u("softplus", UnaryOp::Softplus, -3.0, 3.0, 0.0, |x| x.exp().ln_1p()),
+        u(
+            "hardSwish (between the ends)",
+            UnaryOp::HardSwish,
+            -2.9,
+            2.9,
+            0.0,
+            |x| x * (x / 6.0 + 0.5),
+        ),
+        u("hardSwish (the ends)", UnaryOp::HardSwish, -5.0, 5.0, 3.1, |x| {
+            x * (x / 6.0 + 0.5).clamp(0.0, 1.0)
+        }),
         u("elu", UnaryOp::Elu, -2.0, 2.0, 0.1, |x| {
             if x > 0.0 {
                 x
