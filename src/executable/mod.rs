@@ -255,24 +255,7 @@ impl Executable {
         let s = &self.inner.session;
         let p = &self.inner.program;
         let declared: Vec<&str> = p.inputs().map(|(_, n, _, _)| n).collect();
-        for (i, (name, t)) in inputs.iter().enumerate() {
-            if !declared.contains(name) {
-                return Err(Error::InvalidArgument(format!(
-                    "program '{}' has no input '{name}' (its inputs are {declared:?})",
-                    p.name()
-                )));
-            }
-            if inputs[..i].iter().any(|(n, _)| n == name) {
-                return Err(Error::InvalidArgument(format!("input '{name}' is given twice")));
-            }
-            t.check_live()?;
-            if !t.belongs_to(s) {
-                return Err(Error::InvalidArgument(format!(
-                    "input '{name}': {t:?} belongs to session '{}', not '{}'",
-                    t.core.session.label, s.label
-                )));
-            }
-        }
+        bind_named(s, p.name(), "input", &declared, inputs)?;
         let mut by_name: HashMap<&str, &Tensor> = HashMap::new();
         for (_, name, dtype, _) in p.inputs() {
             let (key, t) = inputs.iter().find(|(n, _)| *n == name).copied().ok_or_else(|| {
@@ -326,6 +309,35 @@ impl Drop for Executable {
     fn drop(&mut self) {
         self.dispose();
     }
+}
+
+/// Checks tensors given by name to a program — a run's inputs, a new state's initial values: each
+/// names one of `declared` (the program's `kind`s), once, and is live and of session `s`.
+fn bind_named(
+    s: &Shared<SessionShared>,
+    program: &str,
+    kind: &str,
+    declared: &[&str],
+    given: &[(&str, &Tensor)],
+) -> Result<()> {
+    for (i, (name, t)) in given.iter().enumerate() {
+        if !declared.contains(name) {
+            return Err(Error::InvalidArgument(format!(
+                "program '{program}' has no {kind} '{name}' (its {kind}s are {declared:?})"
+            )));
+        }
+        if given[..i].iter().any(|(n, _)| n == name) {
+            return Err(Error::InvalidArgument(format!("{kind} '{name}' is given twice")));
+        }
+        t.check_live()?;
+        if !t.belongs_to(s) {
+            return Err(Error::InvalidArgument(format!(
+                "{kind} '{name}': {t:?} belongs to session '{}', not '{}'",
+                t.core.session.label, s.label
+            )));
+        }
+    }
+    Ok(())
 }
 
 impl crate::forgotten::Kept for Executable {

@@ -23,25 +23,7 @@ impl ExecutionState {
         s.check_open()?;
         let p = &ex.program;
         let names: Vec<&str> = p.states().map(|(_, n, _, _)| n).collect();
-        for (i, (name, t)) in init.iter().enumerate() {
-            if !names.contains(name) {
-                return Err(Error::InvalidArgument(format!(
-                    "program '{}' has no state '{name}' (its states are {names:?})",
-                    p.name()
-                )));
-            }
-            if init[..i].iter().any(|(n, _)| n == name) {
-                return Err(Error::InvalidArgument(format!(
-                    "state '{name}' is initialised twice"
-                )));
-            }
-            t.check_live()?;
-            if !t.belongs_to(s) {
-                return Err(Error::InvalidArgument(format!(
-                    "state '{name}': {t:?} belongs to another session"
-                )));
-            }
-        }
+        super::bind_named(s, p.name(), "state", &names, init)?;
         // All or nothing: every init is checked and the slots' room reserved before the first exists.
         let mut sizes = Vec::new();
         for (_, name, dtype, shape) in p.states() {
