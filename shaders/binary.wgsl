@@ -11,15 +11,7 @@
 
 fn strided(i: u32, side: u32) -> u32 {
     let rank = params[1];
-    var rem = i;
-    var idx = 0u;
-    for (var d = i32(rank) - 1; d >= 0; d = d - 1) {
-        let k = u32(d);
-        let dim = params[4u + k];
-        idx = idx + (rem % dim) * params[4u + rank * (1u + side) + k];
-        rem = rem / dim;
-    }
-    return idx;
+    return affon_strided(i, rank, 4u, 4u + rank * (1u + side));
 }
 
 @compute @workgroup_size(WORKGROUP)
@@ -28,7 +20,7 @@ fn main(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * WORKGROUP + lid;
+    let i = affon_lane(wid, groups, lid);
     if (i >= params[0]) {
         return;
     }

@@ -19,7 +19,7 @@ fn main(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let t = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * WORKGROUP + lid;
+    let t = affon_lane(wid, groups, lid);
     if (t >= params[0]) {
         return;
     }

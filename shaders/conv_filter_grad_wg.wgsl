@@ -20,7 +20,7 @@ fn main(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let i = (wid.z * groups.y + wid.y) * groups.x + wid.x;
+    let i = affon_group(wid, groups);
     // the same for every lane of the workgroup: the barriers below stay in uniform control flow
     let live = i < params[0];
     var acc = 0.0;

@@ -11,7 +11,7 @@ fn main(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let line = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * WORKGROUP + lid;
+    let line = affon_lane(wid, groups, lid);
     if (line >= params[0]) {
         return;
     }

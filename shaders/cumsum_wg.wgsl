@@ -26,7 +26,7 @@ fn main(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let g = (wid.z * groups.y + wid.y) * groups.x + wid.x;
+    let g = affon_group(wid, groups);
     let parts = params[5];
     let line = g / parts;
     // no early return: every invocation reaches the barriers

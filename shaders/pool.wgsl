@@ -36,7 +36,7 @@ fn main(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * WORKGROUP + lid;
+    let i = affon_lane(wid, groups, lid);
     if (i >= params[0]) {
         return;
     }

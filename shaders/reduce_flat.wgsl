@@ -23,7 +23,7 @@ fn main(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let lin = (wid.z * groups.y + wid.y) * groups.x + wid.x;
+    let lin = affon_group(wid, groups);
     let out_len = params[0];
     let count = params[1];
     let width = select(1u, 4u, V4);

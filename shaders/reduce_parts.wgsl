@@ -15,7 +15,7 @@ fn main(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let o = (wid.z * groups.y + wid.y) * groups.x + wid.x;
+    let o = affon_group(wid, groups);
     let p = params[1];
     var acc = bitcast<T>(params[3]);
     if (o < params[0]) {

@@ -16,7 +16,7 @@ fn main(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let o = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 64u + lid;
+    let o = affon_group(wid, groups) * 64u + lid;
     if (o >= params[0]) {
         return;
     }

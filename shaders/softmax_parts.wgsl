@@ -40,7 +40,7 @@ fn main(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let g = (wid.z * groups.y + wid.y) * groups.x + wid.x;
+    let g = affon_group(wid, groups);
     let rows = params[0];
     let len = params[1];
     let inner = params[2];

@@ -12,7 +12,7 @@ fn main(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let r = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * 64u + lid;
+    let r = affon_group(wid, groups) * 64u + lid;
     let rows = params[0];
     let len = params[1];
     let inner = params[2];

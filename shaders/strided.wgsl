@@ -11,18 +11,10 @@ fn main(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * WORKGROUP + lid;
+    let i = affon_lane(wid, groups, lid);
     if (i >= params[0]) {
         return;
     }
     let rank = params[1];
-    var rem = i;
-    var src = 0u;
-    for (var d = i32(rank) - 1; d >= 0; d = d - 1) {
-        let k = u32(d);
-        let dim = params[2u + k];
-        src = src + (rem % dim) * params[2u + rank + k];
-        rem = rem / dim;
-    }
-    out[i] = a[src];
+    out[i] = a[affon_strided(i, rank, 2u, 2u + rank)];
 }

@@ -89,7 +89,7 @@ pub(crate) fn pipeline(
     source: String,
     workgroup: u32,
 ) -> wgpu::ComputePipeline {
-    let source = with_workgroup(&source, workgroup);
+    let source = with_prelude(&with_workgroup(&source, workgroup));
     let entries: Vec<_> = declared(&source).into_iter().map(entry).collect();
     let group = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some(label),
@@ -114,6 +114,31 @@ pub(crate) fn pipeline(
     })
 }
 
+const PRELUDE: &str = include_str!("../../shaders/prelude.wgsl");
+
+/// `source` with the prelude's helpers it calls (`shaders/prelude.wgsl`: the grid index, strided
+/// offsets) appended — WGSL declarations may come in any order — each helper once, and the helpers
+/// they call in turn.
+fn with_prelude(source: &str) -> String {
+    let helpers: Vec<(&str, &str)> = PRELUDE
+        .split("\n\n")
+        .filter_map(|block| {
+            let name = block.split("fn ").nth(1)?.split('(').next()?;
+            Some((name, block))
+        })
+        .collect();
+    let mut out = source.to_string();
+    for (name, block) in helpers.iter().rev() {
+        let call = format!("{name}(");
+        if out.contains(&call) && !out.contains(&format!("fn {call}")) {
+            out.push('\n');
+            out.push_str(block);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// `source` with `const WORKGROUP: u32` declared, after its `enable` directives (which must come
 /// before every declaration): the 1-D kernels' workgroup size and index stride on this device.
 fn with_workgroup(source: &str, workgroup: u32) -> String {
@@ -131,6 +156,17 @@ fn with_workgroup(source: &str, workgroup: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kernel_gets_the_prelude_helpers_it_calls_once_with_theirs() {
+        let src = "fn main() { let i = affon_lane(wid, groups, lid); }\n";
+        let out = with_prelude(src);
+        assert!(out.starts_with(src));
+        assert_eq!(out.matches("fn affon_lane(").count(), 1);
+        assert_eq!(out.matches("fn affon_group(").count(), 1, "affon_lane calls it");
+        assert!(!out.contains("fn affon_strided("), "not called");
+        assert_eq!(with_prelude("fn main() {}\n"), "fn main() {}\n");
+    }
 
     #[test]
     fn the_workgroup_size_is_declared_after_the_enable_directives() {

@@ -29,7 +29,7 @@ macro_rules! entry {
 }
 
 const ONE: &str = entry!(
-    "    let i = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * WORKGROUP + lid;
+    "    let i = affon_lane(wid, groups, lid);
     if (i < params[0]) {
         one(i);
     }
@@ -37,7 +37,7 @@ const ONE: &str = entry!(
 );
 
 const FOUR: &str = entry!(
-    "    let j = ((wid.z * groups.y + wid.y) * groups.x + wid.x) * WORKGROUP + lid;
+    "    let j = affon_lane(wid, groups, lid);
     let len = params[0];
     let threads = (len + 3u) / 4u; // a quarter of the vec4s, rounded up
     if (j >= threads) {
