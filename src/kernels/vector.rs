@@ -2,8 +2,8 @@
 //! step has a vector form. The op table's bodies of most float ops are written with operators and
 //! WGSL builtins that take vectors as they take scalars (`exp`, `abs`, `1.0 - e`); those are used as
 //! they are. relu, maximum and minimum test NaN on the bits, which needs a vector of words, so their
-//! vector forms are written here; an op with neither (log1p, expm1, softplus and elu, whose selects
-//! take scalar literals; `pow`, `mod`, the comparisons) keeps the chain per lane. On SwiftShader the vector form of the compiled 8-op chain
+//! vector forms are written here; an op with neither (log1p, expm1, softplus, elu, hardSwish, sin and cos, whose
+//! selects take scalar literals; `pow`, `mod`, the comparisons) keeps the chain per lane. On SwiftShader the vector form of the compiled 8-op chain
 //! took 0-9 % less per dispatch than the same arithmetic lane by lane, 3.6 % on average over eight runs
 //! (`bench-kernel-study chain`, variants `vecFns` and `noBranch`).
 
@@ -37,8 +37,6 @@ fn vector_fn(op: &Op, name: &str) -> Option<String> {
                 | U::Sign
                 | U::Reciprocal
                 | U::Rsqrt
-                | U::Sin
-                | U::Cos
                 | U::Erf
                 | U::Gelu
                 | U::Silu => u.body().to_string(),

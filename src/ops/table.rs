@@ -62,9 +62,14 @@ macro_rules! unary_table {
             (expm1, Expm1, "expm1", float, "`eˣ − 1`, accurate near 0",
              "let u = exp(x); let m = u - 1.0; return select(select(select(m * x / log(u), m, abs(x) > 1.0), -1.0, m == -1.0), x, u == 1.0);",
              (|v, x, y, g| { let t = v.add_scalar(y, 1.0)?; v.mul(g, t) })),
-            (sin, Sin, "sin", float, "`sin x`", "return sin(x);",
+            // sin and cos reduce x exactly by π/2 (Cody–Waite: π/2 in parts of 8, 8, 8 and 24 bits, so each
+            // k·part is exact for |k| < 2^16, |x| ≤ 1e5), then minimax polynomials on [−π/4, π/4] (Cephes'
+            // sinf/cosf); the WGSL built-ins promise 2⁻¹¹ only inside [−π, π]
+            (sin, Sin, "sin", float, "`sin x`, accurate to 1e-6 for |x| ≤ 1e5",
+             "let k = round(x * 0.63661975); let r = (((x - k * 1.5703125) - k * 4.825592e-4) - k * 1.2665987e-6) - k * 9.920936e-10; let z = r * r; let s = r + r * z * (-1.6666654611e-1 + z * (8.3321608736e-3 + z * -1.9515295891e-4)); let c = 1.0 - 0.5 * z + z * z * (4.166664568298827e-2 + z * (-1.388731625493765e-3 + z * 2.443315711809948e-5)); let q = i32(k) & 3; let v = select(s, c, (q & 1) == 1); return select(v, -v, q >= 2);",
              (|v, x, y, g| { let t = v.p.cos(x)?; v.mul(g, t) })),
-            (cos, Cos, "cos", float, "`cos x`", "return cos(x);",
+            (cos, Cos, "cos", float, "`cos x`, accurate to 1e-6 for |x| ≤ 1e5",
+             "let k = round(x * 0.63661975); let r = (((x - k * 1.5703125) - k * 4.825592e-4) - k * 1.2665987e-6) - k * 9.920936e-10; let z = r * r; let s = r + r * z * (-1.6666654611e-1 + z * (8.3321608736e-3 + z * -1.9515295891e-4)); let c = 1.0 - 0.5 * z + z * z * (4.166664568298827e-2 + z * (-1.388731625493765e-3 + z * 2.443315711809948e-5)); let q = (i32(k) + 1) & 3; let v = select(s, c, (q & 1) == 1); return select(v, -v, q >= 2);",
              (|v, x, y, g| { let t = v.p.sin(x)?; let t = v.mul(g, t)?; v.neg(t) })),
             // Abramowitz–Stegun 7.1.26 (|error| < 1.5e-7)
             (erf, Erf, "erf", float, "the error function",

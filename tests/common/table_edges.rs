@@ -7,7 +7,8 @@ use affon::ops::{BinaryOp, Op, UnaryOp};
 use affon::Session;
 
 use super::composite::dispatches;
-use super::ops::{expect, Host, Rng, REL};
+use super::ops::{expect, Host, Rng, Tol, REL};
+use super::table::EXACT;
 use super::table::{host, map, UnaryRef};
 
 /// A float64 reference of a binary op.
@@ -66,6 +67,7 @@ async fn first_ops_on_vectors_match(s: &Session) {
 
 pub async fn switch_points_and_nan_match(s: &Session) {
     first_ops_on_vectors_match(s).await;
+    trig_is_accurate_up_to_1e5(s).await;
     // the bodies that choose between formulas, at the points where they switch (x so small that 1 + x or
     // eˣ rounds to 1, ±0, past ±1, where eˣ overflows or reaches -1 in float32), in scalar lanes (11) and vec4
     // lanes (12)
@@ -237,5 +239,35 @@ pub async fn vector_chains_cover_every_length(s: &Session) {
         for (what, got, want) in alone {
             expect(&format!("{what}, {vectors} vec4s"), got, &want, REL).await;
         }
+    }
+}
+
+/// `sin` and `cos` within 1e-6 absolute of float64 (of the float32 input) for |x| ≤ 1e5 (API.md:
+/// rotary embeddings reach such arguments), near multiples of π/2 too; NaN for ±∞ and NaN.
+async fn trig_is_accurate_up_to_1e5(s: &Session) {
+    const TRIG_1E6: Tol = Tol::Close { rel: 0.0, abs: 1e-6 };
+    let mut rng = Rng::new(0x7819);
+    for hi in [std::f32::consts::PI, 100.0, 1e4, 1e5] {
+        let mut x = host(&[4, 257], |_| rng.f32_in(-hi, hi));
+        // near multiples of π/2, where the reduced argument is smallest relative to x
+        for (i, k) in [1.0f64, 2.0, 3.0, 1001.0, 40_000.0, 63_661.0].iter().enumerate() {
+            let m = (k * std::f64::consts::FRAC_PI_2) as f32;
+            if m.abs() <= hi {
+                x.data[2 * i] = m;
+                x.data[2 * i + 1] = -m;
+            }
+        }
+        x.data[20..24].copy_from_slice(&[0.0, -0.0, 1e-30, -1e-38]);
+        for (op, f) in [(UnaryOp::Sin, f64::sin as UnaryRef), (UnaryOp::Cos, f64::cos)] {
+            let what = format!("{} float32 on [-{hi}, {hi}]", op.name());
+            let y = x.upload(s).apply(&Op::Unary(op), &[]);
+            expect(&what, y, &map(&x, f), TRIG_1E6).await;
+        }
+    }
+    let odd = host(&[3], |i| [f32::INFINITY, f32::NEG_INFINITY, f32::NAN][i]);
+    for op in [UnaryOp::Sin, UnaryOp::Cos] {
+        let nan = host(&[3], |_| f32::NAN);
+        let what = format!("{} of ±∞ and NaN", op.name());
+        expect(&what, odd.upload(s).apply(&Op::Unary(op), &[]), &nan, EXACT).await;
     }
 }
