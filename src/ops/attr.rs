@@ -159,6 +159,54 @@ impl From<Fill> for Num {
     }
 }
 
+/// Per-dimension coordinates or counts from the first dimension on (`slice`'s `begin` and `size`);
+/// a missing entry takes the op's default. JS: one number (a rank-1 tensor's, as TF.js) or an
+/// array; from Rust an array, a slice, a `Vec` or one number.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct Coords(pub Vec<i64>);
+
+impl Coords {
+    /// No entry: every dimension takes the default.
+    pub const NONE: Coords = Coords(Vec::new());
+}
+
+impl std::ops::Deref for Coords {
+    type Target = [i64];
+    fn deref(&self) -> &[i64] {
+        &self.0
+    }
+}
+
+impl From<Vec<i64>> for Coords {
+    fn from(v: Vec<i64>) -> Coords {
+        Coords(v)
+    }
+}
+
+impl From<&[i64]> for Coords {
+    fn from(v: &[i64]) -> Coords {
+        Coords(v.to_vec())
+    }
+}
+
+impl<const N: usize> From<[i64; N]> for Coords {
+    fn from(v: [i64; N]) -> Coords {
+        Coords(v.to_vec())
+    }
+}
+
+impl<const N: usize> From<&[i64; N]> for Coords {
+    fn from(v: &[i64; N]) -> Coords {
+        Coords(v.to_vec())
+    }
+}
+
+impl From<i64> for Coords {
+    fn from(a: i64) -> Coords {
+        Coords(vec![a])
+    }
+}
+
 /// Reduction axes (negative counts from the end); empty means every axis. JS: one axis or an
 /// array of them, all when omitted; from Rust `&[0, 1]`, a `Vec` or one axis.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]

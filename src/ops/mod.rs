@@ -15,7 +15,7 @@ pub(crate) mod scratch;
 mod table;
 
 pub(crate) use attr::Num;
-pub use attr::{Axes, Fill, Pad, PadMode, Pair};
+pub use attr::{Axes, Coords, Fill, Pad, PadMode, Pair};
 pub use compose::SplitSizes;
 
 pub(crate) use scratch::{line_parts, pool_grad_argmax, reduce_parts, PART_THREADS};

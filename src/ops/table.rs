@@ -324,7 +324,7 @@ macro_rules! composite_table {
              [depth "depth": i64 => "number"], [],
              |g| $crate::ops::compose::one_hot(g, a, depth)),
             (slice, "slice", "`size` elements from `begin` per dimension (`-1` or a missing entry: to the end).", [a],
-             [begin "begin": Vec<i64> => "number[]"], [size "size": Vec<i64> = Vec::<i64>::new() => "number[]"],
+             [begin "begin": $crate::ops::Coords => "number | number[]"], [size "size": $crate::ops::Coords = $crate::ops::Coords::NONE => "number | number[]"],
              |g| $crate::ops::compose::slice(g, a, &begin, &size)),
             (pad, "pad", "Pads each dimension with `[before, after]` elements of `value`.", [a],
              [paddings "paddings": Vec<(i64, i64)> => "Array<[number, number]>"], [value "value": f64 = 0.0 => "number"],

@@ -222,6 +222,16 @@ pub async fn composites_match_f64_reference(s: &Session) {
     expect("slice([1, 3], [2, 5])", tx.slice([1, 3], [2, 5]), &want, EXACT).await;
     let want = Host::from_fn(&[3, 30], |k| at(1 + k / 30, 3 + k % 30));
     expect("slice([1, 3]) to the end", tx.slice([1, 3], []), &want, EXACT).await;
+    // a rank-1 tensor's begin and size as numbers (TF.js)
+    let row = Host::from_fn(&[33], |j| at(0, j));
+    let want = Host::from_fn(&[4], |j| at(0, 5 + j));
+    expect(
+        "slice(5, 4) of a rank-1 tensor",
+        row.upload(s).slice(5, 4),
+        &want,
+        EXACT,
+    )
+    .await;
     let want = Host::from_fn(&[6, 36], |k| {
         let (i, j) = (k / 36, k % 36);
         if (1..5).contains(&i) && (2..35).contains(&j) {

@@ -78,6 +78,10 @@ export async function tableOps(session, Program, ledger) {
   w.output('m', w.argMax(w.where(wn, w.less(wn, 4), -1), 1));
   out.programArgMax = Array.from(await session.compile(w).run({ v }).m.data());
   out.slice = await v.slice([0, 1], [2, -1]).array();
+  // numbers for a rank-1 tensor (TF.js); the size may be left out or -1
+  const r1 = session.tensor([4, 5, 6, 7, 8]);
+  out.sliceNumbers = [await r1.slice(1, 3).array(), await r1.slice(2).array(), await r1.slice(3, -1).array()];
+  rejects('sliceString', () => r1.slice('1'));
   out.pad = await v.slice([1, 0], [1, 2]).pad([[0, 0], [1, 1]], 9).array();
   out.tile = await session.tensor([1, 2]).tile([2]).array();
   out.split = await Promise.all(v.split(3, 1).map((t) => t.array()));
@@ -246,6 +250,8 @@ async fn op_table_js_surface() {
         ("oneHot", "[[0,1],[1,0]]"),
         ("programArgMax", "[0,0]"),
         ("slice", "[[1,2],[5,5]]"),
+        ("sliceNumbers", "[[5,6,7],[6,7,8],[7,8]]"),
+        ("sliceString", "\"INVALID_ARGUMENT\""),
         ("pad", "[[9,0,5,9]]"),
         ("tile", "[1,2,1,2]"),
         ("split", "[[[3],[0]],[[1],[5]],[[2],[5]]]"),

@@ -3,6 +3,7 @@
 
 use wasm_bindgen::prelude::*;
 
+use super::int_or;
 use super::{absent, axes, dtype, ints, number, pairs, wrong};
 use crate::dtype::DType;
 use crate::js::JsResult;
@@ -98,6 +99,16 @@ impl Attr for Pad {
 impl Attr for f64 {
     fn from_js(what: &str, v: &JsValue) -> JsResult<f64> {
         number(what, v)
+    }
+}
+
+impl Attr for crate::ops::Coords {
+    fn from_js(what: &str, v: &JsValue) -> JsResult<crate::ops::Coords> {
+        match v.as_f64() {
+            Some(_) => Ok(crate::ops::Coords(vec![int_or(what, v, 0)?])),
+            None if crate::js::safe::is_array(v) => ints(what, v).map(crate::ops::Coords),
+            None => Err(wrong(what, "a number or an array of numbers", v)),
+        }
     }
 }
 
