@@ -49,6 +49,11 @@ fn split_reduction_at_the_bound() {
 }
 
 #[test]
+fn composite_scratch_at_the_bound() {
+    block_on(scratch_edges::composite_scratch_at_the_bound(&bounded(1 << 20)));
+}
+
+#[test]
 fn line_parts_at_the_bound() {
     block_on(scratch_edges::line_parts_at_the_bound(&bounded(1 << 20)));
 }

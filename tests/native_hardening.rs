@@ -103,11 +103,11 @@ fn threads_share_one_session() {
 }
 
 /// A label names one session's records: another session cannot take it while the first is open
-/// or still holds storage (the refused creation moves no record); once the first is disposed and
-/// holds nothing, the label is free again though its handle lives on, and only the new session's
-/// records carry it.
+/// (the refused creation moves no record); once the first is disposed the label is free at once —
+/// though its tensor and its handle live on (API.md) — its per-session records stop, and only the
+/// new session's records carry the label.
 #[test]
-fn session_labels_free_once_their_session_holds_nothing() {
+fn session_labels_free_once_their_session_is_disposed() {
     let label = "label-reuse";
     let opts = || SessionOptions {
         label: Some(label.into()),
@@ -118,27 +118,33 @@ fn session_labels_free_once_their_session_holds_nothing() {
         let e = ledger::fails_unchanged("INVALID_ARGUMENT", what, || Session::new(opts()));
         assert!(e.to_string().contains(label), "{what}: {e}");
     };
+    let named = || -> Vec<f64> {
+        ledger::ledger()
+            .0
+            .into_iter()
+            .filter(|(_, n, l, _)| n == "live_bytes" && *l == labels)
+            .map(|r| r.3)
+            .collect()
+    };
     let a = Session::new(opts()).unwrap();
     let t = a.zeros(&[256], DType::Float32).unwrap();
+    assert_eq!(named(), vec![1024.0]);
     refused("a second session under an open session's label");
     a.dispose();
-    // disposed, its tensor still alive: its records still report the tensor
-    assert_eq!(ledger::ledger().get("live_bytes", &labels), 1024.0);
-    refused("a disposed session's label while its tensor lives");
-    t.dispose();
-    let b = Session::new(opts()).expect("a disposed session holding nothing gives its label up");
+    assert_eq!(named(), Vec::<f64>::new(), "a disposed session's records stop");
+    let b = Session::new(opts()).expect("a disposed session's label is free at once");
     let _u = b.zeros(&[16], DType::Float32).unwrap();
-    let named: Vec<f64> = ledger::ledger()
-        .0
-        .into_iter()
-        .filter(|(_, n, l, _)| n == "live_bytes" && *l == labels)
-        .map(|r| r.3)
-        .collect();
     assert_eq!(
-        named,
+        named(),
         vec![64.0],
         "one live_bytes record under the label: the new session's"
     );
+    assert_eq!(
+        t.to_vec::<f32>().unwrap(),
+        vec![0.0; 256],
+        "the old session's tensor lives on"
+    );
     refused("the label again, now the new session's");
+    t.dispose();
     drop(a); // the first handle outlived the reuse
 }

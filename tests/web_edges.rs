@@ -52,6 +52,11 @@ async fn split_reduction_at_the_bound() {
 }
 
 #[wasm_bindgen_test]
+async fn composite_scratch_at_the_bound() {
+    scratch_edges::composite_scratch_at_the_bound(&bounded(1 << 20).await).await;
+}
+
+#[wasm_bindgen_test]
 async fn line_parts_at_the_bound() {
     scratch_edges::line_parts_at_the_bound(&bounded(1 << 20).await).await;
 }

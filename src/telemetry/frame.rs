@@ -125,7 +125,8 @@ pub(crate) fn emit(sink: &mut impl Sink) {
             None,
         ));
     }
-    for r in registry().iter() {
+    // a disposed session's records stop (its label may name another session now)
+    for r in registry().iter().filter(|r| r.holds_label()) {
         let Some(l) = r.ledger.upgrade() else { continue };
         ledger_into(sink, &l.snapshot(), &[("session", &r.label)]);
         if let Some(o) = r.owners.upgrade() {

@@ -100,10 +100,11 @@ pub fn devices_lost() -> u64 {
         .count() as u64
 }
 
-/// The live sessions' report information.
+/// The open sessions' report information.
 pub fn sessions() -> Vec<SessionInfo> {
     let s = registry();
     s.iter()
+        .filter(|r| r.holds_label())
         .filter_map(|r| r.info.upgrade())
         .map(|i| (*i).clone())
         .collect()

@@ -19,15 +19,11 @@ pub(super) struct Registered {
 }
 
 impl Registered {
-    /// Whether the session still names records: open, or disposed with storage (tensors or states
-    /// that outlive it) or buffers still held.
-    fn holds_label(&self) -> bool {
-        self.ledger.upgrade().is_some_and(|l| {
-            !self.disposed.load(Ordering::SeqCst)
-                || [&l.live_bytes, &l.pool_bytes, &l.staging_bytes]
-                    .iter()
-                    .any(|b| b.load(Ordering::SeqCst) > 0)
-        })
+    /// Whether the session still names records: open (not disposed). A disposed session gives its
+    /// label up at once (API.md), though tensors or states that outlive it keep their storage: the
+    /// process-wide records still count them.
+    pub(super) fn holds_label(&self) -> bool {
+        self.ledger.strong_count() > 0 && !self.disposed.load(Ordering::SeqCst)
     }
 }
 
@@ -66,11 +62,9 @@ impl Drop for LabelClaim {
     }
 }
 
-/// `INVALID_ARGUMENT` if a session that still names records (open, or disposed with storage or
-/// buffers still held) already has this label, or one being created claimed it: labels name
-/// per-session records and `watch`'s `session` filter, so they are unique. A disposed session that
-/// holds nothing gives its label up (its handle may live on), and its records go when another
-/// session takes the label. The claim is held across the wait for a device, so two creations
+/// `INVALID_ARGUMENT` if an open session already has this label, or one being created claimed it:
+/// labels name per-session records and `watch`'s `session` filter, so they are unique. A disposed
+/// session gives its label up at once (its handle and tensors may live on) and its records stop. The claim is held across the wait for a device, so two creations
 /// started together with one label cannot both pass the check.
 pub(crate) fn claim_label(label: &str) -> crate::Result<LabelClaim> {
     let mut claimed = CLAIMED.lock().unwrap_or_else(|p| p.into_inner());

@@ -145,3 +145,42 @@ fn leave_free(s: &Session, free: u64) -> Vec<Tensor> {
     );
     fillers
 }
+
+/// A composite whose inner reductions split (logSumExp over x's 65536 elements: a max and a sum,
+/// each 1 KiB of scratch beside its 4-byte output, and the max again for the result) is admitted
+/// with every value its recipe makes and every inner kernel's scratch, rounded as the pool rounds:
+/// 256 + 1024 (max) + 2 · 262144 (x − max, its exp) + 256 + 1024 (sum) + 256 (log) + 256 + 1024
+/// (max) + 256 (add) = 528640 bytes. At the bound with 256 bytes less than that it fails with nothing
+/// moved; with that room it runs, and every byte but its output's comes back.
+pub async fn composite_scratch_at_the_bound(s: &Session) {
+    let x = s.ones(&[1, 65536], DType::Float32).unwrap();
+    let in_use = || {
+        let u = s.pool_usage();
+        u.bytes_held - u.bytes_cached
+    };
+    let need = 528_640;
+    let fillers = leave_free(s, need - 256);
+    let e = fails_unchanged(
+        "OUT_OF_MEMORY",
+        "logSumExp with room for all but 256 B of its values and inner scratch",
+        || x.log_sum_exp(&[0, 1], false),
+    );
+    assert!(e.to_string().contains(&need.to_string()), "admitted whole: {e}");
+    drop(fillers);
+    let fillers = leave_free(s, need);
+    let held = in_use();
+    let before = ledger();
+    let lse = x.log_sum_exp(&[0, 1], false).unwrap();
+    let want = (65536f64).ln() + 1.0;
+    let got = lse.read::<f32>().await.unwrap()[0] as f64;
+    assert!(
+        (got - want).abs() <= 1e-5 * want,
+        "logSumExp: {got} against {want}"
+    );
+    assert_eq!(in_use(), held + 256, "only the output's buffer stays in use");
+    assert_eq!(
+        ledger().get("live_tensors", "") - before.get("live_tensors", ""),
+        1.0
+    );
+    drop((lse, fillers));
+}
