@@ -55,9 +55,9 @@ macro_rules! unary_table {
              (|v, x, y, g| { let t = v.mul(y, y)?; let t = v.mul(t, y)?; let t = v.scale(t, -0.5)?; v.mul(g, t) })),
             // log(1 + x) accurate near 0 (the log(u) · x / (u − 1) correction). Bodies that choose between
             // formulas do it with `select` (both computed, no control flow: on a SIMD CPU adapter every lane
-            // pays for a branch), the first test the outermost
+            // pays for a branch), the first test the outermost; +∞ is its own log1p (inf·inf/inf would be NaN)
             (log1p, Log1p, "log1p", float, "`ln(1 + x)`, accurate near 0",
-             "let u = 1.0 + x; return select(log(u) * x / (u - 1.0), x, u == 1.0);",
+             "let u = 1.0 + x; return select(select(log(u) * x / (u - 1.0), x, u == 1.0), x, bitcast<u32>(x) == 0x7f800000u);",
              (|v, x, y, g| { let t = v.add_scalar(x, 1.0)?; v.div(g, t) })),
             (expm1, Expm1, "expm1", float, "`eˣ − 1`, accurate near 0",
              "let u = exp(x); let m = u - 1.0; return select(select(select(m * x / log(u), m, abs(x) > 1.0), -1.0, m == -1.0), x, u == 1.0);",

@@ -97,6 +97,11 @@ pub async fn switch_points_and_nan_match(s: &Session) {
             expect(&what, x.upload(s).apply(&Op::Unary(op), &[]), &map(&x, f), REL).await;
         }
     }
+    // log1p at +∞ (itself, not inf·inf/inf), at −1 (−∞) and NaN
+    let x = host(&[3], |i| [f32::INFINITY, -1.0, f32::NAN][i]);
+    let want = host(&[3], |i| [f32::INFINITY, f32::NEG_INFINITY, f32::NAN][i]);
+    let y = x.upload(s).apply(&Op::Unary(UnaryOp::Log1p), &[]);
+    expect("log1p at +∞, −1 and NaN", y, &want, super::table::EXACT).await;
     // hardSwish at its ends, ±∞ and NaN: 0 from -3 down, x from 3 up, NaN through
     let ends = [
         f32::NEG_INFINITY,
