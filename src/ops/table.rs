@@ -29,14 +29,16 @@ macro_rules! unary_table {
              (|v, x, y, g| { let t = v.scale(x, 2.0)?; v.mul(g, t) })),
             (sqrt, Sqrt, "sqrt", float, "`√x`", "return sqrt(x);",
              (|v, x, y, g| { let t = v.scale(y, 2.0)?; v.div(g, t) })),
-            (exp, Exp, "exp", float, "`eˣ`", "return exp(x);",
+            // NaN in is NaN out, tested on the bits: SwiftShader's exp(NaN) is +∞ and its log(NaN) 89.1
+            (exp, Exp, "exp", float, "`eˣ`", "return select(exp(x), x, (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u);",
              (|v, x, y, g| v.mul(g, y))),
-            (log, Log, "log", float, "`ln x`", "return log(x);",
+            (log, Log, "log", float, "`ln x` (NaN below 0)",
+             "return select(select(log(x), bitcast<f32>(0x7fc00000u | (bitcast<u32>(x) & 0u)), x < 0.0), x, (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u);",
              (|v, x, y, g| v.div(g, x))),
             // select, not max: NaN must propagate; f32 relu is special-cased in the kernel (below)
             (relu, Relu, "relu", any, "`max(x, 0)` (NaN propagates)", "return select(x, T(0), x < T(0));",
              (|v, x, y, g| { let m = v.positive(x)?; v.mask(g, m) })),
-            (sigmoid, Sigmoid, "sigmoid", float, "`1 / (1 + e⁻ˣ)`", "return 1.0 / (1.0 + exp(-x));",
+            (sigmoid, Sigmoid, "sigmoid", float, "`1 / (1 + e⁻ˣ)`", "return select(1.0 / (1.0 + exp(-x)), x, (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u);",
              (|v, x, y, g| { let t = v.one_minus(y)?; let t = v.mul(y, t)?; v.mul(g, t) })),
             // tanh via exp(-2|x|), which never overflows
             (tanh, Tanh, "tanh", float, "`tanh x`", "let e = exp(-2.0 * abs(x)); return sign(x) * (1.0 - e) / (1.0 + e);",
@@ -57,7 +59,7 @@ macro_rules! unary_table {
             // formulas do it with `select` (both computed, no control flow: on a SIMD CPU adapter every lane
             // pays for a branch), the first test the outermost; +∞ is its own log1p (inf·inf/inf would be NaN)
             (log1p, Log1p, "log1p", float, "`ln(1 + x)`, accurate near 0",
-             "let u = 1.0 + x; return select(select(log(u) * x / (u - 1.0), x, u == 1.0), x, bitcast<u32>(x) == 0x7f800000u);",
+             "let u = 1.0 + x; return select(select(select(log(u) * x / (u - 1.0), x, u == 1.0), bitcast<f32>(0x7fc00000u | (bitcast<u32>(x) & 0u)), x < -1.0), x, bitcast<u32>(x) == 0x7f800000u || (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u);",
              (|v, x, y, g| { let t = v.add_scalar(x, 1.0)?; v.div(g, t) })),
             (expm1, Expm1, "expm1", float, "`eˣ − 1`, accurate near 0",
              "let u = exp(x); let m = u - 1.0; return select(select(select(m * x / log(u), m, abs(x) > 1.0), -1.0, m == -1.0), x, u == 1.0);",
@@ -82,7 +84,7 @@ macro_rules! unary_table {
              (|v, x, y, g| { let s = v.p.sigmoid(x)?; let t = v.one_minus(s)?; let t = v.mul(x, t)?; let t = v.add_scalar(t, 1.0)?; let t = v.mul(s, t)?; v.mul(g, t) })),
             // max(x, 0) + log1p(e^-|x|): finite at ±100
             (softplus, Softplus, "softplus", float, "`ln(1 + eˣ)`, computed stably",
-             "let e = exp(-abs(x)); let u = 1.0 + e; return max(x, 0.0) + select(e, log(u) * e / (u - 1.0), u != 1.0);",
+             "let e = exp(-abs(x)); let u = 1.0 + e; return select(max(x, 0.0) + select(e, log(u) * e / (u - 1.0), u != 1.0), x, (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u);",
              (|v, x, y, g| { let s = v.p.sigmoid(x)?; v.mul(g, s) })),
             (elu, Elu, "elu", float, "`x` if x > 0, else `eˣ − 1`",
              "let u = exp(x); let m = u - 1.0; return select(select(select(m * x / log(u), m, x < -1.0), x, u == 1.0), x, x > 0.0);",
