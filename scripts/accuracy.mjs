@@ -18,8 +18,8 @@ try {
   const result = await page.evaluate(() => window.result);
   if (result.error) throw new Error(result.error);
   console.log(`Adapter: ${result.adapter}.\n`);
-  console.log('| op | range | max abs error | max rel error | ±∞, NaN |');
-  console.log('|---|---|---:|---:|---|');
+  console.log('| op | range | max abs error | max rel error | criterion | ±∞, NaN |');
+  console.log('|---|---|---:|---:|---:|---|');
   for (const r of result.rows) console.log(r);
 } finally {
   await env.close();
