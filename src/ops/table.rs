@@ -30,9 +30,10 @@ macro_rules! unary_table {
             (sqrt, Sqrt, "sqrt", float, "`√x`", "return sqrt(x);",
              (|v, x, y, g| { let t = v.scale(y, 2.0)?; v.div(g, t) })),
             // NaN in is NaN out, tested on the bits: SwiftShader's exp(NaN) is +∞ and its log(NaN) 89.1.
-            // exp is the prelude's affon_exp (x reduced by ln 2, `shaders/prelude.wgsl`): the built-in was
-            // 3.7e-6 off near ±88; expm1 and elu use it too
-            (exp, Exp, "exp", float, "`eˣ`, within 2e-7 relative", "return select(affon_exp(x), x, (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u);",
+            // exp is the built-in, 3.7e-6 relative off near ±88 (within 6.1e-7 up to ±10): a reduction by ln 2
+            // and a polynomial gave 1.1e-7 but made the 8-op chain 2.0-3.4× slower on SwiftShader, on every
+            // lane or only past |x| = 10 (`bench-kernel-study ab`; docs/accuracy.md)
+            (exp, Exp, "exp", float, "`eˣ`", "return select(exp(x), x, (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u);",
              (|v, x, y, g| v.mul(g, y))),
             (log, Log, "log", float, "`ln x` (NaN below 0)",
              "return select(select(log(x), bitcast<f32>(0x7fc00000u | (bitcast<u32>(x) & 0u)), x < 0.0), x, (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u);",
@@ -64,7 +65,7 @@ macro_rules! unary_table {
              "let u = 1.0 + x; return select(select(select(log(u) * x / (u - 1.0), x, u == 1.0), bitcast<f32>(0x7fc00000u | (bitcast<u32>(x) & 0u)), x < -1.0), x, bitcast<u32>(x) == 0x7f800000u || (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u);",
              (|v, x, y, g| { let t = v.add_scalar(x, 1.0)?; v.div(g, t) })),
             (expm1, Expm1, "expm1", float, "`eˣ − 1`, accurate near 0",
-             "let u = affon_exp(x); let m = u - 1.0; return select(select(select(m * x / log(u), m, abs(x) > 1.0), -1.0, m == -1.0), x, u == 1.0);",
+             "let u = exp(x); let m = u - 1.0; return select(select(select(m * x / log(u), m, abs(x) > 1.0), -1.0, m == -1.0), x, u == 1.0);",
              (|v, x, y, g| { let t = v.add_scalar(y, 1.0)?; v.mul(g, t) })),
             // sin and cos reduce x exactly by π/2 (Cody–Waite: π/2 in parts of 8, 8, 8 and 24 bits, so each
             // k·part is exact for |k| < 2^16, |x| ≤ 1e5), then minimax polynomials on [−π/4, π/4] (Cephes'
@@ -89,7 +90,7 @@ macro_rules! unary_table {
              "let e = exp(-abs(x)); let u = 1.0 + e; return select(max(x, 0.0) + select(e, log(u) * e / (u - 1.0), u != 1.0), x, (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u);",
              (|v, x, y, g| { let s = v.p.sigmoid(x)?; v.mul(g, s) })),
             (elu, Elu, "elu", float, "`x` if x > 0, else `eˣ − 1`",
-             "let u = affon_exp(x); let m = u - 1.0; return select(select(select(m * x / log(u), m, x < -1.0), x, u == 1.0), x, x > 0.0);",
+             "let u = exp(x); let m = u - 1.0; return select(select(select(m * x / log(u), m, x < -1.0), x, u == 1.0), x, x > 0.0);",
              (|v, x, y, g| { let t = v.add_scalar(y, 1.0)?; let pos = v.positive(x)?; let one = v.c(1.0)?; let d = v.select(one, pos, t)?; v.mul(g, d) })),
             // the outer selects give the saturated ends exactly (±inf included); NaN falls through both
             (hard_swish, HardSwish, "hardSwish", float, "`x · min(max(x/6 + 1/2, 0), 1)` (MobileNetV3's, ONNX `HardSwish`)",
