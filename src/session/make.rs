@@ -25,7 +25,7 @@ impl Session {
     }
 
     /// TF.js's `randomNormal(shape, {mean = 0, stddev = 1, seed})`: an absent option takes its
-    /// default, an absent seed a random one ([`crate::platform`]'s `random_seed`).
+    /// default, an absent seed a random one (`Math.random` in the browser, the OS's hasher keys natively).
     pub fn random_normal_or(
         &self,
         shape: &[usize],
