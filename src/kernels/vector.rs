@@ -27,7 +27,7 @@ fn vector_fn(op: &Op, name: &str) -> Option<String> {
                 U::Exp => format!("return select(exp(x), x, {});", nan("x")),
                 U::Sigmoid => format!("return select(V(1.0) / (V(1.0) + exp(-x)), x, {});", nan("x")),
                 U::Log => format!(
-                    "return select(select(log(x), bitcast<V>(vec4<u32>(0x7fc00000u) | (bitcast<vec4<u32>>(x) & vec4<u32>(0u))), x < V(0.0)), x, {});",
+                    "return select(select(select(log(x), -bitcast<V>(vec4<u32>(0x7f800000u) | (bitcast<vec4<u32>>(x) & vec4<u32>(0u))), x == V(0.0)), bitcast<V>(vec4<u32>(0x7fc00000u) | (bitcast<vec4<u32>>(x) & vec4<u32>(0u))), x < V(0.0)), x, {});",
                     nan("x")
                 ),
                 U::Neg

@@ -29,14 +29,14 @@ macro_rules! unary_table {
              (|v, x, y, g| { let t = v.scale(x, 2.0)?; v.mul(g, t) })),
             (sqrt, Sqrt, "sqrt", float, "`√x`", "return sqrt(x);",
              (|v, x, y, g| { let t = v.scale(y, 2.0)?; v.div(g, t) })),
-            // NaN in is NaN out, tested on the bits: SwiftShader's exp(NaN) is +∞ and its log(NaN) 89.1.
+            // NaN in is NaN out, tested on the bits: SwiftShader's exp(NaN) is +∞, its log(NaN) 89.1 and log(0) −88.0.
             // exp is the built-in, 3.7e-6 relative off near ±88 (within 6.1e-7 up to ±10): a reduction by ln 2
             // and a polynomial gave 1.1e-7 but made the 8-op chain 2.0-3.4× slower on SwiftShader, on every
             // lane or only past |x| = 10 (`bench-kernel-study ab`; docs/accuracy.md)
             (exp, Exp, "exp", float, "`eˣ`", "return select(exp(x), x, (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u);",
              (|v, x, y, g| v.mul(g, y))),
             (log, Log, "log", float, "`ln x` (NaN below 0)",
-             "return select(select(log(x), bitcast<f32>(0x7fc00000u | (bitcast<u32>(x) & 0u)), x < 0.0), x, (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u);",
+             "return select(select(select(log(x), -bitcast<f32>(0x7f800000u | (bitcast<u32>(x) & 0u)), x == 0.0), bitcast<f32>(0x7fc00000u | (bitcast<u32>(x) & 0u)), x < 0.0), x, (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u);",
              (|v, x, y, g| v.div(g, x))),
             // select, not max: NaN must propagate; f32 relu is special-cased in the kernel (below)
             (relu, Relu, "relu", any, "`max(x, 0)` (NaN propagates)", "return select(x, T(0), x < T(0));",
@@ -62,7 +62,7 @@ macro_rules! unary_table {
             // formulas do it with `select` (both computed, no control flow: on a SIMD CPU adapter every lane
             // pays for a branch), the first test the outermost; +∞ is its own log1p (inf·inf/inf would be NaN)
             (log1p, Log1p, "log1p", float, "`ln(1 + x)`, accurate near 0",
-             "let u = 1.0 + x; return select(select(select(log(u) * x / (u - 1.0), x, u == 1.0), bitcast<f32>(0x7fc00000u | (bitcast<u32>(x) & 0u)), x < -1.0), x, bitcast<u32>(x) == 0x7f800000u || (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u);",
+             "let u = 1.0 + x; return select(select(select(select(log(u) * x / (u - 1.0), x, u == 1.0), -bitcast<f32>(0x7f800000u | (bitcast<u32>(x) & 0u)), u == 0.0), bitcast<f32>(0x7fc00000u | (bitcast<u32>(x) & 0u)), x < -1.0), x, bitcast<u32>(x) == 0x7f800000u || (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u);",
              (|v, x, y, g| { let t = v.add_scalar(x, 1.0)?; v.div(g, t) })),
             (expm1, Expm1, "expm1", float, "`eˣ − 1`, accurate near 0",
              "let u = exp(x); let m = u - 1.0; return select(select(select(m * x / log(u), m, abs(x) > 1.0), -1.0, m == -1.0), x, u == 1.0);",

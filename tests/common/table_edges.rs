@@ -107,10 +107,10 @@ pub async fn switch_points_and_nan_match(s: &Session) {
         f32::NAN,
         1.0,
         -0.5,
-        3.0,
+        0.0,
         f32::INFINITY,
         -1e-30,
-        2.0,
+        -1.0,
         f32::NAN,
     ];
     let domain: [(UnaryOp, UnaryRef); 5] = [
