@@ -183,7 +183,7 @@ pub(crate) fn join(tensors: &[&Tensor], axis: i64, stack: bool) -> Result<Tensor
 }
 
 macro_rules! eager_unary {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         impl Tensor {$(
             #[doc = concat!("Elementwise ", $doc, " (op table: `", $js, "`).")]
             pub fn $m(&self) -> Result<Tensor> {
@@ -195,7 +195,7 @@ macro_rules! eager_unary {
 crate::unary_table!(eager_unary);
 
 macro_rules! eager_binary {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         impl Tensor {$(
             #[doc = concat!("Elementwise ", $doc, " with NumPy broadcasting (op table: `", $js, "`).")]
             pub fn $m(&self, other: &Tensor) -> Result<Tensor> {
@@ -207,7 +207,7 @@ macro_rules! eager_binary {
 crate::binary_table!(eager_binary);
 
 macro_rules! eager_reduce {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         impl Tensor {$(
             #[doc = concat!($doc, " Over `axes` (empty: all); `keep_dims` keeps them as 1.")]
             pub fn $m(&self, axes: &[i64], keep_dims: bool) -> Result<Tensor> {

@@ -10,7 +10,7 @@ use super::{to_js, JsResult};
 use crate::ops::{BinaryOp, Op, ReduceOp, UnaryOp};
 
 macro_rules! js_node_unary {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         #[wasm_bindgen(js_class = Program)]
         impl JsProgram {$(
             #[doc = concat!("An elementwise ", $doc, " node.")]
@@ -24,7 +24,7 @@ macro_rules! js_node_unary {
 crate::unary_table!(js_node_unary);
 
 macro_rules! js_node_binary {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         #[wasm_bindgen(js_class = Program)]
         impl JsProgram {$(
             #[doc = concat!("A broadcasting ", $doc, " node; `b` may be a number (a constant of `a`'s dtype).")]
@@ -42,7 +42,7 @@ macro_rules! js_node_binary {
 crate::binary_table!(js_node_binary);
 
 macro_rules! node_reduce {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         #[wasm_bindgen(js_class = Program)]
         impl JsProgram {$(
             #[doc = concat!("A `", $js, "` node over `axes` (all when absent): ", $doc)]

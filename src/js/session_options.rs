@@ -37,16 +37,8 @@ enum ClassesArg {
 }
 
 fn byte_option(name: &str, v: Option<f64>) -> crate::Result<Option<u64>> {
-    v.map(|b| {
-        if b.is_finite() && b.fract() == 0.0 && (0.0..=9.007_199_254_740_991e15).contains(&b) {
-            Ok(b as u64)
-        } else {
-            Err(invalid_arg!(
-                "pool.{name} must be a non-negative integer number of bytes, got {b}"
-            ))
-        }
-    })
-    .transpose()
+    v.map(|b| crate::host::count_from_f64(&format!("pool.{name} (a number of bytes)"), b))
+        .transpose()
 }
 
 pub(super) fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
@@ -77,13 +69,9 @@ pub(super) fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
     let size_classes = match p.size_classes {
         None => None,
         // a whole number converts; which ones are steps is the core's (`SizeClasses::ladder`)
-        Some(ClassesArg::Steps(s)) if s.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&s) => {
-            Some(SizeClasses::ladder(s as u32)?)
-        }
         Some(ClassesArg::Steps(s)) => {
-            return Err(invalid_arg!(
-                "pool.sizeClasses must be a whole number of steps, got {s}"
-            ))
+            let s = crate::host::count_from_f64("pool.sizeClasses (a number of steps)", s)?;
+            Some(SizeClasses::ladder(u32::try_from(s).unwrap_or(u32::MAX))?)
         }
         Some(ClassesArg::List(l)) => Some(SizeClasses::explicit(
             l.into_iter()
@@ -97,14 +85,10 @@ pub(super) fn parse_options(options: JsValue) -> crate::Result<SessionOptions> {
             cache_limit_bytes: byte_option("cacheLimitBytes", p.cache_limit_bytes)?,
             oversize_threshold_bytes: byte_option("oversizeThresholdBytes", p.oversize_threshold_bytes)?,
             size_classes,
-            idle_trim_ms: match p.idle_trim_ms {
-                Some(ms) if !(ms.is_finite() && ms.fract() == 0.0 && ms >= 0.0) => {
-                    return Err(invalid_arg!(
-                        "pool.idleTrimMs must be a non-negative whole number of milliseconds, got {ms}"
-                    ))
-                }
-                ms => ms.map(|ms| ms.min(u64::MAX as f64) as u64),
-            },
+            idle_trim_ms: p
+                .idle_trim_ms
+                .map(|ms| crate::host::count_from_f64("pool.idleTrimMs (milliseconds)", ms))
+                .transpose()?,
         },
         label: o.label,
         capture_stacks: o.capture_stacks.unwrap_or(false),
@@ -137,13 +121,15 @@ impl RandomArg {
     pub(super) fn seed(&self) -> JsResult<Option<u64>> {
         match self.0.iter().find(|(n, _)| n == "seed") {
             None => Ok(None),
-            Some((_, v)) => match v.as_f64() {
-                Some(x) if x.fract() == 0.0 && (0.0..9.0e15).contains(&x) => Ok(Some(x as u64)),
-                _ => Err(to_js(invalid_arg!(
-                    "seed must be a non-negative integer, got {}",
-                    describe(v)
-                ))),
-            },
+            Some((_, v)) => {
+                let x = v.as_f64().ok_or_else(|| {
+                    to_js(invalid_arg!(
+                        "seed must be a non-negative integer, got {}",
+                        describe(v)
+                    ))
+                })?;
+                crate::host::count_from_f64("seed", x).map(Some).map_err(to_js)
+            }
         }
     }
 }

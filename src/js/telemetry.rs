@@ -61,18 +61,19 @@ fn get(entries: &[(String, JsValue)], k: &str) -> JsValue {
     found.map(|(_, v)| v.clone()).unwrap_or_default()
 }
 
+/// The count option `k` among `entries`, `default` when absent (the rule is the core's).
 fn count(entries: &[(String, JsValue)], k: &str, default: u64) -> JsResult<u64> {
     let v = get(entries, k);
     if v.is_undefined() {
         return Ok(default);
     }
-    match v.as_f64() {
-        Some(x) if x.fract() == 0.0 && (0.0..=1e9).contains(&x) => Ok(x as u64),
-        _ => Err(to_js(invalid_arg!(
+    let x = v.as_f64().ok_or_else(|| {
+        to_js(invalid_arg!(
             "'{k}' must be a non-negative integer, got {}",
             describe(&v)
-        ))),
-    }
+        ))
+    })?;
+    crate::host::count_from_f64(&format!("'{k}'"), x).map_err(to_js)
 }
 
 /// The boolean option `k` among `entries`: absent is `false`, anything but a boolean `INVALID_ARGUMENT`.
@@ -123,12 +124,8 @@ impl JsTelemetry {
     pub fn storages(
         #[wasm_bindgen(unchecked_optional_param_type = "number")] limit: JsValue,
     ) -> JsResult<JsValue> {
-        let limit = super::args::int_or("storages: limit", &limit, 5000)?;
-        if limit < 0 {
-            return Err(to_js(invalid_arg!(
-                "storages: limit must be at least 0, got {limit}"
-            )));
-        }
+        let limit = super::args::number_or("storages: limit", &limit, 5000.0)?;
+        let limit = crate::host::count_from_f64("storages: limit", limit).map_err(to_js)?;
         // a limit past what this target can count means no limit (never wrapped to a small one)
         to_value(&crate::telemetry::storages(
             usize::try_from(limit).unwrap_or(usize::MAX),
@@ -226,7 +223,7 @@ impl JsTelemetry {
                 .enumerate()
                 .map(|(i, s)| records(&format!("samples[{i}]"), &s))
                 .collect::<JsResult<Vec<_>>>()?;
-            let warmup = count(&e, "warmup", 0)? as usize;
+            let warmup = usize::try_from(count(&e, "warmup", 0)?).unwrap_or(usize::MAX);
             let session = session_label("diagnose", &get(&e, "session"))?;
             let synchronized = flag(&e, "synchronized")?;
             let d = crate::telemetry::diagnose_samples(&list, warmup, session.as_deref(), synchronized);

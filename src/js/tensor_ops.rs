@@ -10,7 +10,7 @@ use super::{to_js, JsResult};
 use crate::ops::{BinaryOp, Op, ReduceOp, UnaryOp};
 
 macro_rules! js_unary {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         #[wasm_bindgen(js_class = Tensor)]
         impl JsTensor {$(
             #[doc = concat!("Elementwise ", $doc, ".")]
@@ -24,7 +24,7 @@ macro_rules! js_unary {
 crate::unary_table!(js_unary);
 
 macro_rules! js_binary {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         #[wasm_bindgen(js_class = Tensor)]
         impl JsTensor {$(
             #[doc = concat!("Elementwise ", $doc, " with broadcasting; `other` may be a number (a scalar of this dtype).")]
@@ -41,7 +41,7 @@ macro_rules! js_binary {
 crate::binary_table!(js_binary);
 
 macro_rules! js_reduce {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         #[wasm_bindgen(js_class = Tensor)]
         impl JsTensor {$(
             #[doc = concat!($doc, " Over `axes` (a number or array; all when absent).")]

@@ -1,63 +1,25 @@
 //! A float32 chain computed on whole `vec4<f32>` values (`V`) instead of lane by lane, where every
 //! step has a vector form. The op table's bodies of most float ops are written with operators and
 //! WGSL builtins that take vectors as they take scalars (`exp`, `abs`, `1.0 - e`); those are used as
-//! they are. relu, maximum and minimum test NaN on the bits, which needs a vector of words, so their
-//! vector forms are written here; an op with neither (log1p, expm1, softplus, elu, hardSwish, sin and cos, whose
+//! they are. Which ops have a vector form, and its body where it differs (relu, exp, sigmoid, log,
+//! maximum and minimum test NaN on the bits, which needs a vector of words), is each entry's `vector`
+//! column on the op table (`ops/table.rs`); an op with neither (log1p, expm1, softplus, elu, hardSwish, sin and cos, whose
 //! selects take scalar literals; `pow`, `mod`, the comparisons) keeps the chain per lane. On SwiftShader the vector form of the compiled 8-op chain
 //! took 0-9 % less per dispatch than the same arithmetic lane by lane, 3.6 % on average over eight runs
 //! (`bench-kernel-study chain`, variants `vecFns` and `noBranch`).
 
-use crate::ops::{BinaryOp, Op, UnaryOp};
+use crate::ops::Op;
 use crate::program::fusion::{Group, Ref};
 
-/// NaN lanes of `v` (a `V`), tested on the bits (a compiler assuming finite math cannot fold it).
-fn nan(v: &str) -> String {
-    format!("((bitcast<vec4<u32>>({v}) & vec4<u32>(0x7fffffffu)) > vec4<u32>(0x7f800000u))")
-}
-
-/// `fn {name}` of `op` over `V`, or `None` where the op has no vector form.
+/// `fn {name}` of `op` over `V`, or `None` where the op has no vector form (its entry's `vector`
+/// column on the op table).
 fn vector_fn(op: &Op, name: &str) -> Option<String> {
-    use BinaryOp as B;
-    use UnaryOp as U;
     match op {
-        Op::Unary(u) => {
-            let body = match u {
-                U::Relu => format!("return select(select(x, V(0.0), x < V(0.0)), x, {});", nan("x")),
-                // NaN through, as the op table's scalar bodies (tested on the bits)
-                U::Exp => format!("return select(exp(x), x, {});", nan("x")),
-                U::Sigmoid => format!("return select(V(1.0) / (V(1.0) + exp(-x)), x, {});", nan("x")),
-                U::Log => format!(
-                    "return select(select(select(log(x), -bitcast<V>(vec4<u32>(0x7f800000u) | (bitcast<vec4<u32>>(x) & vec4<u32>(0u))), x == V(0.0)), bitcast<V>(vec4<u32>(0x7fc00000u) | (bitcast<vec4<u32>>(x) & vec4<u32>(0u))), x < V(0.0)), x, {});",
-                    nan("x")
-                ),
-                U::Neg
-                | U::Abs
-                | U::Square
-                | U::Sqrt
-                | U::Tanh
-                | U::Floor
-                | U::Ceil
-                | U::Round
-                | U::Sign
-                | U::Reciprocal
-                | U::Rsqrt
-                | U::Erf
-                | U::Gelu
-                | U::Silu => u.body().to_string(),
-                _ => return None,
-            };
-            Some(format!("fn {name}(x: V) -> V {{ {body} }}\n"))
-        }
-        Op::Binary(b) => {
-            let pick = |f: &str| format!("select(select({f}(x, y), y, {}), x, {})", nan("y"), nan("x"));
-            let e = match b {
-                B::Add | B::Sub | B::Mul | B::Div | B::SquaredDifference => b.body().to_string(),
-                B::Maximum => pick("max"),
-                B::Minimum => pick("min"),
-                _ => return None,
-            };
-            Some(format!("fn {name}(x: V, y: V) -> V {{ return {e}; }}\n"))
-        }
+        Op::Unary(u) => Some(format!("fn {name}(x: V) -> V {{ {} }}\n", u.vector_body()?)),
+        Op::Binary(b) => Some(format!(
+            "fn {name}(x: V, y: V) -> V {{ return {}; }}\n",
+            b.vector_body()?
+        )),
         _ => None,
     }
 }

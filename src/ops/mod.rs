@@ -44,7 +44,7 @@ pub enum Rule {
 }
 
 macro_rules! define_unary {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         /// Elementwise functions of one argument (declared in `ops/table.rs`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum UnaryOp {
@@ -69,12 +69,18 @@ macro_rules! define_unary {
             pub(crate) fn body(self) -> &'static str {
                 match self { $(UnaryOp::$v => $body,)* }
             }
+
+            /// The body of `fn f(x: V) -> V` over `V = vec4<f32>` (the entry's `vector` column), `None`
+            /// where the op has no vector form.
+            pub(crate) fn vector_body(self) -> Option<&'static str> {
+                match self { $(UnaryOp::$v => vector_column!($body; $($rest)*),)* }
+            }
         }
     };
 }
 
 macro_rules! define_binary {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         /// Elementwise functions of two arguments with NumPy broadcasting (declared in `ops/table.rs`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum BinaryOp {
@@ -99,7 +105,27 @@ macro_rules! define_binary {
             pub(crate) fn body(self) -> &'static str {
                 match self { $(BinaryOp::$v => $body,)* }
             }
+
+            /// The expression over `V = vec4<f32>` values `x` and `y` (the entry's `vector` column),
+            /// `None` where the op has no vector form.
+            pub(crate) fn vector_body(self) -> Option<&'static str> {
+                match self { $(BinaryOp::$v => vector_column!($body; $($rest)*),)* }
+            }
         }
+    };
+}
+
+/// An elementwise entry's optional `vector` column: absent, `vector = same` (the scalar body reads
+/// the same over `vec4<f32>`) or `vector = "…"` (its own body).
+macro_rules! vector_column {
+    ($body:literal;) => {
+        None
+    };
+    ($body:literal; , vector = same) => {
+        Some($body)
+    };
+    ($body:literal; , vector = $vector:literal) => {
+        Some($vector)
     };
 }
 
@@ -131,7 +157,7 @@ crate::unary_table!(define_unary);
 crate::binary_table!(define_binary);
 
 macro_rules! define_reduce {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         /// Reductions over a set of axes (declared in `ops/table.rs`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum ReduceOp {

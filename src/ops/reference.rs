@@ -38,7 +38,7 @@ fn row(out: &mut String, js: &str, call: &str, what: &str, json: &str) {
 }
 
 macro_rules! unary_rows {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         fn unary_rows(out: &mut String) {
             $(row(out, $js, concat!("`x.", $js, "()`"), &format!("{} — {}", $doc, rule_text(super::UnaryOp::$v.rule())), concat!("`", $js, "`"));)*
         }
@@ -47,7 +47,7 @@ macro_rules! unary_rows {
 crate::unary_table!(unary_rows);
 
 macro_rules! binary_rows {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         fn binary_rows(out: &mut String) {
             $(row(out, $js, concat!("`a.", $js, "(b)` (b: Tensor or number; broadcasts)"), &format!("{} — {}", $doc, rule_text(super::BinaryOp::$v.rule())), concat!("`", $js, "`"));)*
         }
@@ -56,7 +56,7 @@ macro_rules! binary_rows {
 crate::binary_table!(binary_rows);
 
 macro_rules! reduce_rows {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         fn reduce_rows(out: &mut String) {
             $(row(out, $js, concat!("`x.", $js, "(axes?, keepDims = false)`"), &format!("{} Over `axes` (all when omitted) — {}", $doc, rule_text(super::ReduceOp::$v.rule())), concat!("`", $js, "` with `axes`, `keepDims`"));)*
         }

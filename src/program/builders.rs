@@ -157,7 +157,7 @@ impl Program {
 }
 
 macro_rules! node_unary {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         impl Program {$(
             #[doc = concat!("Adds an elementwise ", $doc, " node (op table: `", $js, "`).")]
             pub fn $m(&mut self, a: NodeId) -> Result<NodeId> {
@@ -169,7 +169,7 @@ macro_rules! node_unary {
 crate::unary_table!(node_unary);
 
 macro_rules! node_binary {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         impl Program {$(
             #[doc = concat!("Adds a broadcasting ", $doc, " node (op table: `", $js, "`).")]
             pub fn $m(&mut self, a: NodeId, b: NodeId) -> Result<NodeId> {
@@ -181,7 +181,7 @@ macro_rules! node_binary {
 crate::binary_table!(node_binary);
 
 macro_rules! node_reduce {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         impl Program {$(
             #[doc = concat!("A `", $js, "` reduction node: ", $doc)]
             pub fn $m(&mut self, a: NodeId, axes: &[i64], keep_dims: bool) -> Result<NodeId> {

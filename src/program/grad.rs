@@ -34,7 +34,7 @@ macro_rules! has_vjp {
 }
 
 macro_rules! unary_vjp {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         fn unary_vjp(v: &mut Vjp, op: UnaryOp, x: NodeId, y: NodeId, g: NodeId) -> Result<Option<NodeId>> {
             match op { $(UnaryOp::$v => vjp_call!($grad, v, x, y, g),)* }
         }
@@ -46,7 +46,7 @@ macro_rules! unary_vjp {
 crate::unary_table!(unary_vjp);
 
 macro_rules! binary_vjp {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         fn binary_vjp(v: &mut Vjp, op: BinaryOp, a: NodeId, b: NodeId, y: NodeId, g: NodeId) -> Result<Option<[Option<NodeId>; 2]>> {
             match op { $(BinaryOp::$v => vjp_call!($grad, v, a, b, y, g),)* }
         }
@@ -58,7 +58,7 @@ macro_rules! binary_vjp {
 crate::binary_table!(binary_vjp);
 
 macro_rules! reduce_vjp {
-    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt)),* $(,)?) => {
+    ($(($m:ident, $v:ident, $js:literal, $rule:ident, $doc:literal, $body:literal, $grad:tt $($rest:tt)*)),* $(,)?) => {
         fn reduce_vjp(v: &mut Vjp, op: ReduceOp, x: NodeId, y: NodeId, g: NodeId, axes: &[i64], keep: bool) -> Result<Option<NodeId>> {
             match op { $(ReduceOp::$v => vjp_call!($grad, v, x, y, g, axes, keep),)* }
         }
