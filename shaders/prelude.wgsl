@@ -26,3 +26,15 @@ fn affon_strided(i: u32, rank: u32, dims: u32, strides: u32) -> u32 {
     }
     return off;
 }
+
+// Records the bad index `index` (outside [0, bound)) of the dispatch tagged `tag` in the session's
+// check words (`kernels/checks.rs`), which the kernel declares as `check`, unless a dispatch before
+// this one did (the lanes of one dispatch race: one wins).
+fn affon_check(tag: u32, index: u32, bound: u32) {
+    let seen = atomicLoad(&check[0]);
+    if (seen == 0u || seen == tag) {
+        atomicStore(&check[0], tag);
+        atomicStore(&check[1], index);
+        atomicStore(&check[2], bound);
+    }
+}

@@ -38,6 +38,8 @@ pub(crate) enum Cmd {
     Copy {
         src: wgpu::Buffer,
         dst: wgpu::Buffer,
+        /// Where in `dst` the bytes go.
+        at: u64,
         bytes: u64,
     },
     Clear {
@@ -91,8 +93,9 @@ impl Commands {
         one_ring(&mut self.ring, ring);
     }
 
-    /// Records a copy of `bytes` from the start of `src` to the start of `dst` (offsets are 0:
-    /// every copy affon makes is of a whole storage).
+    /// Records a copy of `bytes` from the start of `src` to `dst` at `d` (the source offset is 0:
+    /// every copy affon makes is of a whole storage; a readback appends the index-check words
+    /// after the tensor's in its staging buffer).
     pub(crate) fn copy_buffer_to_buffer(
         &mut self,
         src: &wgpu::Buffer,
@@ -101,11 +104,12 @@ impl Commands {
         d: u64,
         bytes: u64,
     ) {
-        debug_assert!(so == 0 && d == 0);
+        debug_assert!(so == 0);
         self.touch(dst);
         self.cmds.push(Cmd::Copy {
             src: src.clone(),
             dst: dst.clone(),
+            at: d,
             bytes,
         });
     }
@@ -355,8 +359,8 @@ fn encode(device: &wgpu::Device, cmds: &[Cmd], offsets: &[usize]) -> wgpu::Comma
                     i += 1;
                 }
             }
-            Cmd::Copy { src, dst, bytes } => {
-                enc.copy_buffer_to_buffer(src, 0, dst, 0, *bytes);
+            Cmd::Copy { src, dst, at, bytes } => {
+                enc.copy_buffer_to_buffer(src, 0, dst, *at, *bytes);
                 i += 1;
             }
             Cmd::Clear { buffer, bytes } => {

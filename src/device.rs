@@ -286,23 +286,33 @@ impl Gpu {
     /// Calls `f` with the first `bytes` of `buffer`, mapped on the host (natively the view derefs to
     /// the bytes; in the browser `as_uint8array()` is the mapped JS memory, so copying it into a
     /// TypedArray is the only host copy). Synchronises with all queued work. The staging buffer
-    /// comes from the session's kept ones and goes back to them (counted in `ledger`).
-    pub async fn read_with<R>(
+    /// comes from the session's kept ones and goes back to them (counted in `ledger`). With
+    /// `Look::Behind(words)` the session's index-check words ride along (copied behind the bytes,
+    /// then cleared, in the same submission: `kernels/checks.rs`) and are returned; with
+    /// `Look::Only`, `buffer` is the check words: returned, and cleared.
+    pub(crate) async fn read_with<R>(
         &self,
         buffer: &wgpu::Buffer,
         bytes: u64,
         ledger: &Ledger,
+        look: Look<'_>,
         f: impl FnOnce(&wgpu::BufferView) -> R,
-    ) -> Result<R> {
+    ) -> Result<(R, Option<[u32; 4]>)> {
         self.check()?;
-        let lent = self.staging.lend(&self.device, bytes, ledger);
-        match self.read_through(buffer, bytes, lent.buffer(), f).await {
-            Ok((words, submits)) => {
-                lent.give_back(true);
+        let size = match look {
+            Look::Behind(_) => behind(bytes) + crate::kernels::CHECK_BYTES,
+            _ => bytes,
+        };
+        let lent = self.staging.lend(&self.device, size, ledger);
+        match self.read_through(buffer, bytes, look, lent.buffer(), f).await {
+            Ok((read, submits)) => {
+                // a readback the check words reject is a failed call: its staging buffer, if
+                // made for it, goes (no figure moves)
+                lent.give_back(read.1.is_none_or(|w| w[0] == 0));
                 // the pending batch and the copy to the staging buffer (more than one command
                 // buffer only when the batch's parameters overflowed the ring)
                 ledger.count(crate::accounting::Exec::Submits(submits as u64));
-                Ok(words)
+                Ok(read)
             }
             // a device error reported at this readback: the buffer was unmapped, sound
             Err(e @ Error::Unsupported(_)) => {
@@ -314,23 +324,40 @@ impl Gpu {
         }
     }
 
+    #[allow(clippy::type_complexity)]
     async fn read_through<R>(
         &self,
         buffer: &wgpu::Buffer,
         bytes: u64,
+        look: Look<'_>,
         staging: &wgpu::Buffer,
         f: impl FnOnce(&wgpu::BufferView) -> R,
-    ) -> Result<(R, usize)> {
+    ) -> Result<((R, Option<[u32; 4]>), usize)> {
         // The copy joins the pending batch: one submission runs the batch and the copy.
         let mut c = Commands::default();
         c.copy_buffer_to_buffer(buffer, 0, staging, 0, bytes);
+        let (mapped_bytes, words_at) = match look {
+            Look::Behind(words) => {
+                let at = behind(bytes);
+                c.copy_buffer_to_buffer(words, 0, staging, at, crate::kernels::CHECK_BYTES);
+                c.clear_buffer(words, 0, None);
+                (at + crate::kernels::CHECK_BYTES, Some(at))
+            }
+            Look::Only => {
+                c.clear_buffer(buffer, 0, None);
+                (bytes, Some(0))
+            }
+            Look::None => (bytes, None),
+        };
         self.pending.append(c);
         let submits = self.flush();
         let queued = self.queued.load(Ordering::SeqCst);
         let (tx, rx) = futures_channel::oneshot::channel();
-        staging.slice(..bytes).map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
+        staging
+            .slice(..mapped_bytes)
+            .map_async(wgpu::MapMode::Read, move |r| {
+                let _ = tx.send(r);
+            });
         crate::platform::wait_idle(&self.device)?;
         let mapped = rx
             .await
@@ -344,15 +371,21 @@ impl Gpu {
             staging.unmap();
             return Err(Error::Unsupported(format!("the device reported an error: {e}")));
         }
-        let words = {
-            let view = staging
-                .slice(..bytes)
-                .get_mapped_range()
-                .map_err(|e| Error::DeviceLost(format!("readback failed: {e}")))?;
-            f(&view)
+        let read = {
+            let failed = |e| Error::DeviceLost(format!("readback failed: {e}"));
+            let view = staging.slice(..bytes).get_mapped_range().map_err(failed)?;
+            let words = match words_at {
+                Some(at) => {
+                    let end = at + crate::kernels::CHECK_BYTES;
+                    let w = staging.slice(at..end).get_mapped_range().map_err(failed)?;
+                    Some(crate::kernels::check_words(&w))
+                }
+                None => None,
+            };
+            (f(&view), words)
         };
         staging.unmap();
-        Ok((words, submits))
+        Ok((read, submits))
     }
 
     /// Submits the pending batch, if any; returns the command buffers submitted (see
@@ -377,13 +410,23 @@ impl Gpu {
 
     /// Waits until all queued work (the pending batch included) has completed; at once when
     /// nothing was queued since a readback or a sync saw the queue done (a loop that reads its
-    /// result back, then syncs, pays one round trip, not two).
-    pub async fn sync(&self) -> Result<()> {
+    /// result back, then syncs, pays one round trip, not two). With `words` (the session's
+    /// index-check words, armed) the wait is their readback (`Look::Only`), and they are returned.
+    pub(crate) async fn sync(
+        &self,
+        words: Option<&wgpu::Buffer>,
+        ledger: &Ledger,
+    ) -> Result<Option<[u32; 4]>> {
         self.check()?;
+        if let Some(words) = words {
+            let bytes = crate::kernels::CHECK_BYTES;
+            let ((), w) = self.read_with(words, bytes, ledger, Look::Only, |_| ()).await?;
+            return Ok(w);
+        }
         self.flush();
         let queued = self.queued.load(Ordering::SeqCst);
         if self.done.load(Ordering::SeqCst) >= queued {
-            return Ok(());
+            return Ok(None);
         }
         let (tx, rx) = futures_channel::oneshot::channel();
         self.queue.on_submitted_work_done(move || {
@@ -393,8 +436,25 @@ impl Gpu {
         rx.await
             .map_err(|_| Error::DeviceLost("sync was cancelled".into()))?;
         self.done.fetch_max(queued, Ordering::SeqCst);
-        Ok(())
+        Ok(None)
     }
+}
+
+/// What a readback does besides reading its buffer (`Gpu::read_with`).
+#[derive(Clone, Copy)]
+pub(crate) enum Look<'a> {
+    /// Nothing.
+    None,
+    /// Reads the session's index-check words (this buffer) behind the bytes, and clears them.
+    Behind(&'a wgpu::Buffer),
+    /// The buffer read is the check words (a `sync`'s look): returns them, and clears them.
+    Only,
+}
+
+/// Where a readback of `bytes` puts the check words in its staging buffer: mapped ranges start at
+/// multiples of 8 bytes (`wgpu::MAP_ALIGNMENT`).
+fn behind(bytes: u64) -> u64 {
+    bytes.next_multiple_of(wgpu::MAP_ALIGNMENT)
 }
 
 /// The pool's storage on a real device: buffers usable as storage and as copy source/target.

@@ -110,6 +110,7 @@ pub(crate) fn record_into(
     let alloc = |words| crate::tensor::scratch(s, words, name);
     let ctx = crate::kernels::Ctx {
         scratch: Some(&alloc),
+        origin: crate::kernels::Origin::Eager(name),
         ..s.ctx()
     };
     let mut enc = crate::commands::Commands::default();

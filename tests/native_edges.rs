@@ -17,6 +17,9 @@ mod program_check;
 #[path = "shared/scratch_edges.rs"]
 mod scratch_edges;
 
+#[path = "shared/index_checks.rs"]
+mod index_checks;
+
 use std::sync::Arc;
 
 use affon::{DType, PoolOptions, Program, Session, SessionOptions};
@@ -56,6 +59,28 @@ fn composite_scratch_at_the_bound() {
 #[test]
 fn line_parts_at_the_bound() {
     block_on(scratch_edges::line_parts_at_the_bound(&bounded(1 << 20)));
+}
+
+#[test]
+fn eager_gather_reports_at_the_next_readback() {
+    block_on(index_checks::eager_gather_reports_at_the_next_readback(&bounded(
+        64 << 20,
+    )));
+}
+
+#[test]
+fn sync_reports_a_bad_index_once() {
+    block_on(index_checks::sync_reports_a_bad_index_once(&bounded(64 << 20)));
+}
+
+#[test]
+fn one_hot_is_not_checked() {
+    block_on(index_checks::one_hot_is_not_checked(&bounded(64 << 20)));
+}
+
+#[test]
+fn program_gather_names_its_node() {
+    block_on(index_checks::program_gather_names_its_node(&bounded(64 << 20)));
 }
 
 #[test]

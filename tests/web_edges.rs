@@ -18,6 +18,9 @@ mod program_check;
 #[path = "shared/scratch_edges.rs"]
 mod scratch_edges;
 
+#[path = "shared/index_checks.rs"]
+mod index_checks;
+
 use affon::{PoolOptions, Session, SessionOptions};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
@@ -59,6 +62,26 @@ async fn composite_scratch_at_the_bound() {
 #[wasm_bindgen_test]
 async fn line_parts_at_the_bound() {
     scratch_edges::line_parts_at_the_bound(&bounded(1 << 20).await).await;
+}
+
+#[wasm_bindgen_test]
+async fn eager_gather_reports_at_the_next_readback() {
+    index_checks::eager_gather_reports_at_the_next_readback(&bounded(64 << 20).await).await;
+}
+
+#[wasm_bindgen_test]
+async fn sync_reports_a_bad_index_once() {
+    index_checks::sync_reports_a_bad_index_once(&bounded(64 << 20).await).await;
+}
+
+#[wasm_bindgen_test]
+async fn one_hot_is_not_checked() {
+    index_checks::one_hot_is_not_checked(&bounded(64 << 20).await).await;
+}
+
+#[wasm_bindgen_test]
+async fn program_gather_names_its_node() {
+    index_checks::program_gather_names_its_node(&bounded(64 << 20).await).await;
 }
 
 #[wasm_bindgen_test]

@@ -195,6 +195,14 @@ impl Run<'_> {
                 dtype: t.dtype(),
             });
         }
+        let ctx = &Ctx {
+            origin: crate::kernels::Origin::Node {
+                program: p.name(),
+                node: i,
+                op: op.name(),
+            },
+            ..*ctx
+        };
         match plan.fusion.groups.get(&i) {
             Some(group) => record_group(ctx, &mut self.enc, group, &operands, out.operand()?)?,
             None => record(ctx, &mut self.enc, op, &operands, out.operand()?)?,

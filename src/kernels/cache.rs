@@ -9,7 +9,8 @@
 //! buffer the pool destroys keeps only its (memory-less) handle alive in an entry until that
 //! entry is evicted, and it is never looked up again (the pool never hands a destroyed buffer out).
 //!
-//! The parameter ring ([`RING_BYTES`], made at a session's first dispatch) is counted in
+//! The parameter ring ([`RING_BYTES`], made at a session's first dispatch) and the index-check
+//! words (16 bytes, made at its first checked dispatch: `checks.rs`) are counted in
 //! `compute.memory/param_bytes` and `param_buffers` when the call that made it succeeds
 //! ([`KernelCache::settle`], from `commit`), so a failed call moves no record; a ring made by a
 //! failed call stays and is counted by the next call that succeeds. The operand
@@ -25,6 +26,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::accounting::{Exec, Ledger};
 use crate::commands::Effect;
 
+use super::checks::{Checks, Origin, CHECK_BYTES};
 use super::operand_tex;
 
 /// Pipelines a session keeps (least recently used evicted first, counted in
@@ -56,10 +58,19 @@ struct OperandTexture {
     holds: Option<wgpu::Buffer>,
 }
 
+/// The small buffers every session may make once: the parameter ring and the index-check words.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Small {
+    Ring,
+    Checks,
+}
+
 /// Pipelines, parameter buffers, operand textures and bind groups of one session.
 pub(crate) struct KernelCache {
     pipelines: Mutex<lru::LruCache<(&'static str, String), wgpu::ComputePipeline>>,
-    ring: Mutex<Settled<(), wgpu::Buffer>>,
+    ring: Mutex<Settled<Small, wgpu::Buffer>>,
+    /// The device-side index checks' state (`checks.rs`); their words live beside the ring.
+    pub(crate) checks: Checks,
     textures: Mutex<Settled<operand_tex::Key, OperandTexture>>,
     binds: Mutex<lru::LruCache<BindKey, wgpu::BindGroup>>,
     ledger: Arc<Ledger>,
@@ -84,7 +95,8 @@ impl KernelCache {
     pub(crate) fn new(ledger: Arc<Ledger>, device_errors: Arc<AtomicU64>, workgroup: u32) -> KernelCache {
         KernelCache {
             pipelines: Mutex::new(lru(MAX_PIPELINES)),
-            ring: Mutex::new(Settled::new(1)),
+            ring: Mutex::new(Settled::new(2)),
+            checks: Checks::default(),
             textures: Mutex::new(Settled::new(operand_tex::MAX_TEXTURES)),
             binds: Mutex::new(lru(MAX_BIND_GROUPS)),
             ledger,
@@ -117,17 +129,46 @@ impl KernelCache {
     /// The session's parameter ring, made on first use: a storage buffer every batch writes its
     /// dispatches' parameters into just before it is submitted (`commands.rs`).
     pub(crate) fn ring(&self, device: &wgpu::Device) -> wgpu::Buffer {
+        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        self.small(device, Small::Ring, "affon params", RING_BYTES, usage)
+    }
+
+    /// The session's index-check words (`checks.rs`), made at its first checked dispatch, and
+    /// the tag of `origin` for that dispatch (which arms the next look).
+    pub(crate) fn check(&self, device: &wgpu::Device, origin: Origin) -> (wgpu::Buffer, u32) {
+        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+        let words = self.small(device, Small::Checks, "affon index checks", CHECK_BYTES, usage);
+        (words, self.checks.tag(origin))
+    }
+
+    /// The check words when a checked dispatch was recorded since the last look (which starts
+    /// now: a look that fails calls `checks.rearm_if`), else `None`: the readback copies nothing more.
+    pub(crate) fn look(&self) -> Option<wgpu::Buffer> {
+        if !self.checks.take_armed() {
+            return None;
+        }
+        lock(&self.ring).get(&Small::Checks)
+    }
+
+    fn small(
+        &self,
+        device: &wgpu::Device,
+        key: Small,
+        label: &str,
+        size: u64,
+        usage: wgpu::BufferUsages,
+    ) -> wgpu::Buffer {
         let mut r = lock(&self.ring);
-        if let Some(b) = r.get(&()) {
+        if let Some(b) = r.get(&key) {
             return b;
         }
         let b = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("affon params"),
-            size: RING_BYTES,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            label: Some(label),
+            size,
+            usage,
             mapped_at_creation: false,
         });
-        r.insert((), b.clone(), RING_BYTES);
+        r.insert(key, b.clone(), size);
         b
     }
 
@@ -222,8 +263,10 @@ impl KernelCache {
     /// ledger says it went.
     pub(crate) fn release(&self) {
         let mut ring = lock(&self.ring);
-        if let Some(b) = ring.get(&()) {
-            b.destroy();
+        for key in [Small::Ring, Small::Checks] {
+            if let Some(b) = ring.get(&key) {
+                b.destroy();
+            }
         }
         let (bytes, buffers) = ring.clear();
         drop(ring);

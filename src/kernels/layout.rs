@@ -138,11 +138,18 @@ pub(crate) fn gather(
     let ax = crate::ops::infer::axis("gather", ax, a.shape.len())?;
     let inner: usize = a.shape[ax + 1..].iter().product();
     let len = out.len();
-    let params = [len as u32, a.shape[ax] as u32, inner as u32, idx.len() as u32];
+    let (check, tag) = ctx.cache.check(ctx.device, ctx.origin);
+    let params = [
+        len as u32,
+        a.shape[ax] as u32,
+        inner as u32,
+        idx.len() as u32,
+        tag,
+    ];
     let p = ctx
         .cache
         .pipeline(ctx.device, "gather", "", || GATHER.to_string());
-    let inputs = [(a.buffer, a.len()), (idx.buffer, idx.len())];
+    let inputs = [(a.buffer, a.len()), (idx.buffer, idx.len()), (&check, 4)];
     dispatch(ctx, enc, &p, (out.buffer, len), &params, &inputs, ctx.groups(len));
     Ok(())
 }

@@ -8,6 +8,8 @@
 
 mod bindings;
 mod cache;
+mod checks;
+pub(crate) use checks::{words as check_words, Origin, CHECK_BYTES};
 mod conv;
 mod depthwise;
 mod elementwise;
@@ -106,6 +108,7 @@ pub(crate) const MAX_LOOP: usize = 65_535;
 pub(crate) const LOOP_MARGIN: usize = 64;
 
 /// What recording needs from a session.
+#[derive(Clone, Copy)]
 pub(crate) struct Ctx<'a> {
     pub device: &'a wgpu::Device,
     pub cache: &'a KernelCache,
@@ -126,6 +129,8 @@ pub(crate) struct Ctx<'a> {
     /// Allocates planned scratch storage (accounted like an intermediate; see
     /// `Op::scratch_words`). `None`: kernels that would use scratch run without it.
     pub scratch: Option<&'a dyn Fn(u64) -> Result<Scratch>>,
+    /// What the kernel computes, as a device-side index check names it (`checks.rs`).
+    pub origin: Origin<'a>,
 }
 
 impl Ctx<'_> {

@@ -243,7 +243,7 @@ macro_rules! kernel_table {
                   reverse "reverse": bool = false => "boolean"],
              (|v, y, g| Ok(vec![Some(v.p.cumsum(g, *axis, *exclusive, !*reverse)?)])),
              scratch = (|input, _| $crate::ops::scratch::lines(input, *axis, 1))),
-                (gather, Gather, "gather", "Slices of `a` along `axis` at int32 `indices` (output shape: a's dims before axis, indices' dims, a's dims after).",
+                (gather, Gather, "gather", "Slices of `a` along `axis` at int32 `indices` (output shape: a's dims before axis, indices' dims, a's dims after); an index outside the axis reads 0 and is reported by the session's next readback or `sync()` (checked on the device; constant indices when the program is built).",
                  layout::gather, [a, indices], [], [axis "axis": i64 = 0 => "number"],
              (|v, y, g| Ok(vec![Some(v.gather_grad(a, indices, g, *axis)?), None]))),
                 (conv2d, Conv2d, "conv2d", "2-D convolution, NHWC input `[n, h, w, inC]` (rank 3: one image), filter `[fh, fw, inC, outC]`.",

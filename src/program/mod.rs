@@ -373,7 +373,8 @@ impl Program {
 
 /// `gather` indices that are constants are checked against the axis when the node is added (and
 /// again for each specialisation when that axis is dynamic). Indices computed on the device are
-/// not known until they run: an out-of-range one reads 0 there.
+/// not known until they run: the kernel checks them, an out-of-range one reads 0 there and is
+/// reported by the session's next readback or sync (`kernels/checks.rs`).
 pub(crate) fn constant_indices(
     nodes: &[Node],
     op: &Op,

@@ -121,6 +121,7 @@ impl<T> Runtime<T> {
             subgroup_lanes: self.gpu.identity.subgroup_size,
             workgroup: self.gpu.workgroup,
             scratch: None,
+            origin: crate::kernels::Origin::Unnamed,
         }
     }
 

@@ -279,8 +279,14 @@ impl Session {
             crate::tensor::lazy::settle_all(&s);
             s.flush();
             let _busy = s.idle.busy();
-            s.gpu.sync().await?;
+            // an armed session's sync maps its index-check words (the same one round trip)
+            let words = s.kernels.look();
+            let seen = s.gpu.sync(words.as_ref(), &s.ledger).await;
+            let seen = seen.inspect_err(|_| s.kernels.checks.rearm_if(words.is_some()))?;
             s.ledger.count(Exec::Sync);
+            if let Some(w) = seen {
+                s.kernels.checks.verdict(w)?;
+            }
             if crate::trace::enabled() {
                 crate::trace::span(s.id, &s.label, "sync", "affon.sync", start, serde_json::json!({}));
             }

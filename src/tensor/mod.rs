@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::accounting::Exec;
+use crate::device::Look;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::kernels::Operand;
@@ -329,13 +330,21 @@ impl Tensor {
         let buffer = self.buffer()?.clone();
         let start = crate::platform::now_ms();
         let _busy = s.idle.busy();
-        let r = s
+        // a session that ran a checked kernel since the last look reads its check words along
+        let words = s.kernels.look();
+        let look = words.as_ref().map_or(Look::None, Look::Behind);
+        let read = s
             .gpu
-            .read_with(&buffer, self.core.byte_length, &s.ledger, f)
-            .await?;
+            .read_with(&buffer, self.core.byte_length, &s.ledger, look, f);
+        let (r, seen) = read
+            .await
+            .inspect_err(|_| s.kernels.checks.rearm_if(words.is_some()))?;
         crate::runtime::arm(s); // the staging buffer kept for the next readback
         s.ledger.count(Exec::Download(self.core.byte_length));
         s.ledger.count(Exec::Sync);
+        if let Some(w) = seen {
+            s.kernels.checks.verdict(w)?; // once: the look cleared them
+        }
         if crate::trace::enabled() {
             let args = serde_json::json!({ "bytes": self.core.byte_length, "origin": self.core.origin });
             crate::trace::span(s.id, &s.label, "readback", "affon.readback", start, args);
