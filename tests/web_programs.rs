@@ -329,3 +329,58 @@ async fn split_reductions_are_planned_and_accounted() {
 async fn line_parts_are_planned_and_accounted() {
     fusion::line_parts_are_planned_and_accounted(&session().await).await;
 }
+
+#[wasm_bindgen(inline_js = r#"
+// A token id past the vocabulary, from JS: the gather succeeds, its first readback is an AffonError
+// naming the op and the index, the next one reads (zeros where the id was bad); a program's node is
+// named, and sync() reports too — each once.
+export async function gatherCheckFromJs(session, Program) {
+  const out = {};
+  const caught = async (f) => { try { await f(); return 'no error'; } catch (e) { return `${e.name}:${e.code}:${e.message}`; } };
+  const vocab = session.tensor(new Float32Array([1, 2, 3, 4, 5, 6]), [3, 2]);
+  const ids = session.tensor([2, 3], [2], 'int32');
+  const rows = vocab.gather(ids);
+  out.first = await caught(() => rows.array());
+  out.second = JSON.stringify(await rows.array());
+  const p = new Program('lookup');
+  p.output('h', p.gather(p.input('table', 'float32', [3, 2]), p.input('ids', 'int32', [-1]), 0));
+  const { h } = session.compile(p).run({ table: vocab, ids: session.tensor([-4], [1], 'int32') });
+  out.sync = await caught(() => session.sync());
+  out.syncAgain = await caught(() => session.sync());
+  out.program = JSON.stringify(await h.array());
+  const { h: h2 } = session.compile(p).run({ table: vocab, ids: session.tensor([5], [1], 'int32') });
+  out.programRead = await caught(() => h2.data());
+  return out;
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = gatherCheckFromJs)]
+    async fn gather_check_from_js(session: JsValue, program: JsValue) -> JsValue;
+}
+
+#[wasm_bindgen_test]
+async fn gather_indices_are_checked_from_js() {
+    let out = gather_check_from_js(js_session().await, program_class()).await;
+    let s = |k: &str| field(&out, k).as_string().unwrap_or_default();
+    assert!(
+        s("first").starts_with("AffonError:INVALID_ARGUMENT:`gather` read index 3, outside [0, 3)"),
+        "{}",
+        s("first")
+    );
+    assert_eq!(s("second"), "[[5,6],[0,0]]", "reported once; the bad row read 0");
+    assert!(
+        s("sync")
+            .starts_with("AffonError:INVALID_ARGUMENT:`gather` (node 2 of program 'lookup') read index -4"),
+        "{}",
+        s("sync")
+    );
+    assert_eq!(s("syncAgain"), "no error");
+    assert_eq!(s("program"), "[[0,0]]");
+    assert!(
+        s("programRead").starts_with(
+            "AffonError:INVALID_ARGUMENT:`gather` (node 2 of program 'lookup') read index 5, outside [0, 3)"
+        ),
+        "{}",
+        s("programRead")
+    );
+}
