@@ -1,5 +1,6 @@
 // A static file server for the demo: serves the repository root on 127.0.0.1 (no dependencies).
-// Usage: node scripts/serve.mjs [port]   (default 8080; 0 picks a free port)
+// Usage: node scripts/serve.mjs [port] [--isolated]   (default 8080; 0 picks a free port; --isolated
+// serves cross-origin isolated, where affon samples the JS heap with measureUserAgentSpecificMemory)
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,7 +13,10 @@ const types = {
   '.svg': 'image/svg+xml', '.ts': 'text/plain',
 };
 
-export function serve(port = 8080) {
+/** Serves on `port`; with `isolated`, every response is cross-origin isolated (COOP/COEP headers). */
+export function serve(port = 8080, { isolated = false } = {}) {
+  const isolation = isolated
+    ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' } : {};
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://localhost');
     let file = path.normalize(path.join(root, decodeURIComponent(url.pathname)));
@@ -21,13 +25,16 @@ export function serve(port = 8080) {
     fs.readFile(file, (err, body) => {
       if (err) { res.writeHead(404, { 'content-type': 'text/plain' }).end('not found'); return; }
       res.writeHead(200, { 'content-type': types[path.extname(file)] || 'application/octet-stream',
-        'cache-control': 'no-store' }).end(body);
+        'cache-control': 'no-store', ...isolation }).end(body);
     });
   });
   return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server)));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const server = await serve(Number(process.argv[2] ?? process.env.PORT ?? 8080));
+  const rest = process.argv.slice(2);
+  const isolated = rest.includes('--isolated');
+  const port = rest.find((a) => a !== '--isolated');
+  const server = await serve(Number(port ?? process.env.PORT ?? 8080), { isolated });
   console.log(`affon demo: http://127.0.0.1:${server.address().port}/www/`);
 }

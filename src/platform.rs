@@ -146,15 +146,51 @@ const dateNow = Date.now, perf = globalThis.performance, perfNow = perf ? perf.n
     } catch (e) { return undefined; }
   })();
 export function affon_now() { return perfNow(); }
-let heapAt = -Infinity, heap = -1;
+// The JS heap figure, decided once at the first reading: 'precise' where performance.memory moves
+// (Chromium with --enable-precise-memory-info); without that flag Chromium answers one bucket it
+// refreshes every 20 minutes, told apart by a probe — 2 MiB of doubles made between two readings do
+// not move it. Then, in a cross-origin-isolated page, 'sampled': performance.measureUserAgentSpecificMemory(),
+// one measurement at a time, started at most once a second and read when it resolves (never waited
+// for). Else 'none': the figure is left out (and a diagnosis says the heap is unobserved).
+const measureMemory = perf && typeof perf.measureUserAgentSpecificMemory === 'function'
+  ? perf.measureUserAgentSpecificMemory : undefined, promiseThen = Promise.prototype.then;
+let heapMode, heapAt = -Infinity, heap = -1, ballast = null, measuring = false, measuredAt = -Infinity;
+const SAMPLE_EVERY_MS = 1000;
+function readHeap() { return apply(usedHeap, apply(perfMemory, perf, []), []); }
+function decideHeap() {
+  try {
+    if (perfMemory && usedHeap) {
+      const before = readHeap();
+      ballast = new Array(1 << 18).fill(0.5);
+      const after = readHeap();
+      ballast = null;
+      if (after !== before) return 'precise';
+    }
+  } catch (e) { ballast = null; }
+  return globalThis.crossOriginIsolated === true && measureMemory ? 'sampled' : 'none';
+}
+function sample(t) {
+  if (measuring || Math.abs(t - measuredAt) < SAMPLE_EVERY_MS) return;
+  measuring = true;
+  measuredAt = t;
+  try {
+    apply(promiseThen, apply(measureMemory, perf, []), [
+      (r) => { measuring = false; if (typeof r?.bytes === 'number') heap = r.bytes; },
+      () => { measuring = false; },
+    ]);
+  } catch (e) { measuring = false; }
+}
 export function affon_js_heap(maxAgeMs) {
+  heapMode ??= decideHeap();
   // Date.now(), not performance.now(): a tenth of the cost, and whole milliseconds are enough to
   // age a reading (a clock set back takes a new one too)
   const t = dateNow();
+  if (heapMode === 'sampled') { sample(t); return heap; }
+  if (heapMode !== 'precise') return -1;
   if (!(Math.abs(t - heapAt) < maxAgeMs)) {
     heapAt = t;
-    // the getters as they were at load (Chromium's; -1 elsewhere): no page code runs while records are made
-    try { heap = perfMemory && usedHeap ? apply(usedHeap, apply(perfMemory, perf, []), []) : -1; } catch (e) { heap = -1; }
+    // the getters as they were at load (Chromium's): no page code runs while records are made
+    try { heap = readHeap(); } catch (e) { heap = -1; }
   }
   return heap;
 }
@@ -189,8 +225,10 @@ export function affon_subgroups_disarm() {
         /// user `prepareStackTrace` or getter runs), or null.
         pub fn affon_stack(limit: u32) -> Option<String>;
         pub fn affon_after(ms: u32, f: &wasm_bindgen::JsValue);
-        /// `performance.memory.usedJSHeapSize` (Chromium), or -1; a reading younger than
-        /// `max_age_ms` is reused.
+        /// The JS heap's used bytes, or -1 where the page does not observe it: Chromium's
+        /// precise `performance.memory.usedJSHeapSize` (a reading younger than `max_age_ms` is
+        /// reused), or in a cross-origin-isolated page the last `measureUserAgentSpecificMemory()`
+        /// result (sampled at most once a second).
         pub fn affon_js_heap(max_age_ms: f64) -> f64;
     }
 }
@@ -288,12 +326,14 @@ pub(crate) fn runtime_memory() -> Vec<(&'static str, u64)> {
 
 /// How old a JS heap reading may be before `metrics()` takes a new one. With precise memory info
 /// (`--enable-precise-memory-info`) Chromium measures the heap on every read, which
-/// would dominate a `metrics()` call; without it the figure is bucketed and updated rarely anyway.
+/// would dominate a `metrics()` call; without it the figure is one bucket, and left out.
 #[cfg(target_arch = "wasm32")]
 pub(crate) const JS_HEAP_MAX_AGE_MS: f64 = 1.0;
 
-/// `runtime.memory` readings on the web: the wasm linear memory, and the JS heap where the browser
-/// reports it (`performance.memory.usedJSHeapSize`, Chromium; at most [`JS_HEAP_MAX_AGE_MS`] old).
+/// `runtime.memory` readings on the web: the wasm linear memory, and the JS heap where the page
+/// observes it — Chromium's precise `performance.memory.usedJSHeapSize` (at most
+/// [`JS_HEAP_MAX_AGE_MS`] old), or a cross-origin-isolated page's sampled
+/// `measureUserAgentSpecificMemory()`; never Chromium's fixed bucket, which would read as flat.
 #[cfg(target_arch = "wasm32")]
 pub(crate) fn runtime_memory() -> Vec<(&'static str, u64)> {
     let mut out = Vec::with_capacity(2);

@@ -21,9 +21,11 @@
 //! 4. **steady** — otherwise.
 //!
 //! Whatever moved but did not decide the verdict is listed in `findings`. With a `session`, only
-//! that session's labelled records count (runtime memory is the process's).
+//! that session's labelled records count (runtime memory is the process's). Samples of a web page
+//! with no JS heap figure (Chromium's coarse `performance.memory`, other browsers) carry the
+//! `js-heap-unobserved` finding whatever the verdict: a JS-side leak cannot be seen there.
 
-use super::series::{point, Point};
+use super::series::{fill_heap, point, Point};
 use super::MetricRecord;
 use figures::measure;
 use rules::{decide, findings, summary, with_main_figures};
@@ -63,18 +65,19 @@ pub fn diagnose_samples(
     }
     let pts: Vec<Point> = samples.iter().map(|s| point(s, session)).collect();
     let snaps = [&samples[0], &samples[warmup], &samples[samples.len() - 1]];
-    Ok(diagnose_points(&pts, snaps, warmup, session, synchronized))
+    Ok(diagnose_points(pts, snaps, warmup, session, synchronized))
 }
 
 pub(super) fn diagnose_points(
-    pts: &[Point],
+    mut pts: Vec<Point>,
     [before, warm, after]: [&Vec<MetricRecord>; 3],
     warmup: usize,
     session: Option<&str>,
     synchronized: bool,
 ) -> Diagnosis {
+    fill_heap(&mut pts);
     let iterations = (pts.len() - 1 - warmup) as u64;
-    let mut d = judge_points(pts, warmup, Some(iterations));
+    let mut d = judge_points(&pts, warmup, Some(iterations));
     d.snapshots = Snapshots {
         before: before.clone(),
         warm: warm.clone(),
@@ -100,7 +103,8 @@ fn judge(
     iterations: Option<u64>,
     session: Option<&str>,
 ) -> Diagnosis {
-    let pts: Vec<Point> = samples.iter().map(|s| point(s, session)).collect();
+    let mut pts: Vec<Point> = samples.iter().map(|s| point(s, session)).collect();
+    fill_heap(&mut pts);
     let mut d = judge_points(&pts, warm, iterations);
     d.session = session.map(str::to_string);
     d

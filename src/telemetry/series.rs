@@ -26,6 +26,10 @@ pub(crate) struct Point {
     pub runtime: f64,
     /// The JS heap alone (part of `runtime`; 0 where there is none).
     pub heap: f64,
+    /// The sample has a JS heap figure (`runtime.memory/js_heap_used_bytes`).
+    pub heap_seen: bool,
+    /// The sample comes from a web page (it has `runtime.memory/wasm_memory_bytes`).
+    pub web: bool,
     pub origins: BTreeMap<String, f64>,
 }
 
@@ -74,7 +78,33 @@ pub(crate) fn point(s: &[MetricRecord], session: Option<&str>) -> Point {
         cached: value(s, "compute.memory", "pool_cached_bytes", session),
         runtime: resident + heap + wasm,
         heap: heap.max(0.0),
+        heap_seen: has(s, "js_heap_used_bytes"),
+        web: has(s, "wasm_memory_bytes"),
         origins,
+    }
+}
+
+fn has(s: &[MetricRecord], name: &str) -> bool {
+    s.iter()
+        .any(|r| r.scope == "runtime.memory" && r.name == name && r.labels.is_none())
+}
+
+/// Points of a page whose JS heap figure is sampled now and then (`measureUserAgentSpecificMemory`
+/// resolves later than the first samples) take the nearest figure seen — the one before, else the
+/// first after — so a heap that appears mid-series is not read as growth from 0. A series with no
+/// heap figure is left as it is (the heap unobserved: a finding).
+pub(crate) fn fill_heap(pts: &mut [Point]) {
+    let Some(first) = pts.iter().find(|p| p.heap_seen).map(|p| p.heap) else {
+        return;
+    };
+    let mut last = first;
+    for p in pts.iter_mut() {
+        if p.heap_seen {
+            last = p.heap;
+        } else {
+            p.heap = last;
+            p.runtime += last;
+        }
     }
 }
 

@@ -11,9 +11,15 @@ export const CHROMIUM_ARGS = [
 
 const executablePath = () => process.env.CHROMIUM ?? '/usr/bin/chromium';
 
-export async function launch() {
-  const browser = await chromium.launch({ executablePath: executablePath(), args: CHROMIUM_ARGS });
-  const server = await serve(0);
+/**
+ * Chromium and a server of the repository. `preciseMemory: false` leaves out
+ * `--enable-precise-memory-info` (Chromium's default: `performance.memory` is one fixed bucket);
+ * `args` are added; `isolated: true` serves every page cross-origin isolated (COOP/COEP).
+ */
+export async function launch({ preciseMemory = true, args = [], isolated = false } = {}) {
+  const flags = CHROMIUM_ARGS.filter((a) => preciseMemory || a !== "--enable-precise-memory-info");
+  const browser = await chromium.launch({ executablePath: executablePath(), args: [...flags, ...args] });
+  const server = await serve(0, { isolated });
   const base = `http://127.0.0.1:${server.address().port}`;
   return { browser, server, base, async close() { await browser.close(); server.close(); } };
 }

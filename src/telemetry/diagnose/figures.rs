@@ -57,6 +57,8 @@ pub(super) struct Figures<'p> {
     pub warm_up_pool: f64,
     /// The working set: the largest peak seen above the baseline's live bytes.
     pub working: f64,
+    /// Web samples with no JS heap figure in the window: a JS-side leak cannot be seen.
+    pub heap_unobserved: bool,
 }
 
 /// The three points evidence is read at, and the steady iteration count (`None`: unknown or 0).
@@ -137,6 +139,7 @@ pub(super) fn measure(pts: &[Point], warm: usize, iterations: Option<u64>) -> Fi
         runtime_rose: runtime_rose(&runtime, uncollected, ends.n),
         warm_up_pool,
         working,
+        heap_unobserved: window.iter().all(|p| p.web && !p.heap_seen),
         pool,
         runtime,
         counted,

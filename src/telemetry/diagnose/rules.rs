@@ -147,8 +147,13 @@ pub(super) fn with_main_figures(mut evidence: Vec<Evidence>, f: &Figures) -> Vec
 pub(super) fn findings(f: &Figures, d: &Decision) -> Vec<Finding> {
     let mut found: Vec<Finding> = bounded_growth(f, d).into_iter().collect();
     found.extend(d.growths.iter().filter_map(|&g| also_grew(f, d, g)));
-    let rules: [fn(&Figures, &Decision) -> Option<Finding>; 4] =
-        [larger_input, pool_warm_up, js_heap_below_floor, runtime_growth];
+    let rules: [fn(&Figures, &Decision) -> Option<Finding>; 5] = [
+        larger_input,
+        pool_warm_up,
+        js_heap_below_floor,
+        runtime_growth,
+        js_heap_unobserved,
+    ];
     found.extend(rules.iter().filter_map(|rule| rule(f, d)));
     found
 }
@@ -267,4 +272,22 @@ fn runtime_growth(f: &Figures, d: &Decision) -> Option<Finding> {
             fmt_bytes(swing(&f.counted))
         ),
     ))
+}
+
+/// `js-heap-unobserved`: the samples are a web page's and none has a JS heap figure, so a leak of JS
+/// objects cannot move any figure judged here — on every diagnosis of such a page, whatever its verdict.
+fn js_heap_unobserved(f: &Figures, _: &Decision) -> Option<Finding> {
+    f.heap_unobserved.then(|| {
+        finding(
+            "js-heap-unobserved",
+            "the JS heap is not observed in this page (Chromium reports performance.memory as one fixed bucket \
+             unless started with --enable-precise-memory-info; other browsers not at all), so JS objects kept \
+             each iteration (arrays, closures, handles) cannot be seen here: this verdict covers device, pool \
+             and wasm memory only. To see the JS heap, start Chromium with --enable-precise-memory-info, or serve \
+             the page cross-origin isolated (Cross-Origin-Opener-Policy: same-origin, \
+             Cross-Origin-Embedder-Policy: require-corp), where affon samples \
+             performance.measureUserAgentSpecificMemory()"
+                .into(),
+        )
+    })
 }

@@ -66,7 +66,7 @@ impl Sampler {
         }
         let snaps = [&self.before, &self.warm, &last];
         Ok(diagnose_points(
-            &self.points,
+            self.points,
             snaps,
             self.warmup,
             self.session.as_deref(),

@@ -173,3 +173,79 @@ fn a_small_js_heap_rise_is_not_process_growth() {
         d.summary
     );
 }
+
+/// A web page's samples with no JS heap figure carry `js-heap-unobserved` whatever the verdict (here
+/// steady, and an ownership leak); with the figure, or natively (no wasm memory), they do not. A heap
+/// figure that first appears mid-series (a sampled `measureUserAgentSpecificMemory`) is taken back to
+/// the start, not read as growth from 0; the snapshot form carries the finding too.
+#[test]
+fn an_unobserved_js_heap_is_a_finding_on_every_web_diagnosis() {
+    let unobserved = |d: &Diagnosis| d.findings.iter().any(|f| f.kind == "js-heap-unobserved");
+    let n = 30;
+    let web = |heap: Option<&dyn Fn(usize) -> f64>, live: f64| -> Vec<Vec<MetricRecord>> {
+        (0..n)
+            .map(|i| {
+                let mut s = snap(5608. + live * i as f64, 13864., 15872., 0., &[]);
+                s.retain(|r| r.scope != "runtime.memory");
+                s.push(record(
+                    "runtime.memory",
+                    "wasm_memory_bytes",
+                    MetricKind::Gauge,
+                    "bytes",
+                    1.8e6,
+                ));
+                if let Some(h) = heap {
+                    let v = h(i);
+                    if v >= 0.0 {
+                        s.push(record(
+                            "runtime.memory",
+                            "js_heap_used_bytes",
+                            MetricKind::Gauge,
+                            "bytes",
+                            v,
+                        ));
+                    }
+                }
+                s
+            })
+            .collect()
+    };
+    let d = diagnose_samples(&web(None, 0.0), 5, None, true).unwrap();
+    assert_eq!(d.verdict, Verdict::Steady, "{}", d.summary);
+    assert!(unobserved(&d), "{:?}", d.findings);
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.kind == "js-heap-unobserved")
+        .unwrap();
+    assert!(
+        f.summary.contains("--enable-precise-memory-info")
+            && f.summary.contains("measureUserAgentSpecificMemory")
+    );
+    let d = diagnose_samples(&web(None, 4096.0), 5, None, true).unwrap();
+    assert_eq!(d.verdict, Verdict::OwnershipLeak, "{}", d.summary);
+    assert!(unobserved(&d), "on a leak too: {:?}", d.findings);
+    let flat = |_: usize| 4.6e6;
+    let d = diagnose_samples(&web(Some(&flat), 0.0), 5, None, true).unwrap();
+    assert!(!unobserved(&d), "{:?}", d.findings);
+    // the heap's first figure arrives at sample 12: steady, and observed
+    let late = |i: usize| if i < 12 { -1.0 } else { 40e6 };
+    let d = diagnose_samples(&web(Some(&late), 0.0), 5, None, true).unwrap();
+    assert_eq!(d.verdict, Verdict::Steady, "{}", d.summary);
+    assert!(!unobserved(&d), "{:?}", d.findings);
+    // native samples have no JS heap to miss
+    let native: Vec<Vec<MetricRecord>> = (0..n).map(|_| snap(5608., 13864., 15872., 5e6, &[])).collect();
+    let d = diagnose_samples(&native, 5, None, true).unwrap();
+    assert!(!unobserved(&d), "{:?}", d.findings);
+    // the three-snapshot form
+    let s = web(None, 0.0);
+    let d = diagnose(Snapshots {
+        before: s[0].clone(),
+        warm: s[5].clone(),
+        after: s[29].clone(),
+        warmup: None,
+        iterations: None,
+        synchronized: true,
+    });
+    assert!(unobserved(&d), "{:?}", d.findings);
+}

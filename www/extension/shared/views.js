@@ -124,15 +124,27 @@ export function verdictView(w) {
       <span class="ap-rate">${esc(headline(d))}</span>${sub}</div>
     ${grown ? `<div class="ap-leaks"><span class="ap-label">growing:</span><ul class="ap-grown">${grown}</ul></div>` : ''}
     <p class="ap-summary">${esc(d.summary)}</p>
+    ${heapNotice(d)}
     ${findingsView(d)}
     <p class="ap-advice">${esc(ADVICE[d.verdict] ?? '')}</p>
     <p class="ap-window">${esc(w.windowText ?? '')}</p>
   </section>`;
 }
 
-/** What moved without deciding the verdict (`diagnosis.findings`): kind and sentence, one a line. */
+/** The notice of a page whose JS heap affon cannot observe (the `js-heap-unobserved` finding, which
+ *  every diagnosis of such a page carries): what the verdict cannot see, and how to see it. */
+export function heapNotice(d) {
+  const f = (d?.findings ?? []).find((x) => x.kind === 'js-heap-unobserved');
+  if (!f) return '';
+  return `<p class="ap-heap-notice" data-notice="js-heap-unobserved" title="${esc(f.summary)}"><b>JS heap not observed</b> in this page:
+    JS objects kept each iteration cannot be seen, so this verdict covers device, pool and wasm memory only. To see the heap,
+    start Chromium with <code>--enable-precise-memory-info</code>, or serve the page cross-origin isolated (COOP/COEP), where affon
+    samples <code>performance.measureUserAgentSpecificMemory()</code>.</p>`;
+}
+
+/** What moved without deciding the verdict (`diagnosis.findings`, but the heap notice's): kind and sentence, one a line. */
 export function findingsView(d) {
-  const items = (d?.findings ?? []).map((f) => `<li data-kind="${esc(f.kind)}"><span class="ap-tag ap-kind">${esc(f.kind)}</span> ${esc(f.summary)}</li>`);
+  const items = (d?.findings ?? []).filter((f) => f.kind !== 'js-heap-unobserved').map((f) => `<li data-kind="${esc(f.kind)}"><span class="ap-tag ap-kind">${esc(f.kind)}</span> ${esc(f.summary)}</li>`);
   if (!items.length) return '';
   return `<div class="ap-findings"><span class="ap-label" title="moved, but did not decide the verdict">also seen:</span><ul>${items.join('')}</ul></div>`;
 }
@@ -270,7 +282,7 @@ export function compareView(captured, diag, session = null) {
       <td class="num ${per > 0 ? 'ap-up' : ''}">${per == null ? '—' : byUnit(per, unit, { sign: true })}</td></tr>`;
   }).join('');
   const verdict = diag
-    ? `<p class="ap-compare-verdict" data-verdict="${esc(diag.verdict)}"><span class="ap-badge">${esc(diag.verdict)}</span> ${esc(diag.summary)}</p>${findingsView(diag)}`
+    ? `<p class="ap-compare-verdict" data-verdict="${esc(diag.verdict)}"><span class="ap-badge">${esc(diag.verdict)}</span> ${esc(diag.summary)}</p>${heapNotice(diag)}${findingsView(diag)}`
     : '<p class="ap-muted">Capture all three (baseline before the workload, warm after warm-up, steady after more iterations) to diagnose them.</p>';
   return `${verdict}<table class="ap-table ap-compare"><thead><tr><th>metric</th>${head}<th>Δ steady−warm</th><th>per iteration${n ? ` (${num(n)})` : ''}</th></tr></thead>
     <tbody>${rows}</tbody></table>`;
