@@ -1,21 +1,25 @@
 //! Eager ops on [`Tensor`]: each infers the result with [`crate::ops::infer`], takes the output
 //! from the pool and records the same kernel a program node would ([`crate::kernels::record`]).
 
-use crate::composite::Eager;
+use crate::composite::{Eager, Val};
 pub(crate) use crate::eager::apply;
 use crate::eager::deferred;
 use crate::error::{Error, Result};
-use crate::ops::{compose, infer, BinaryOp, Op, ReduceOp, UnaryOp};
-use crate::tensor::Tensor;
+use crate::ops::{compose, infer, BinaryOp, Op, OrNumber, ReduceOp, UnaryOp};
+use crate::platform::Shared;
+use crate::tensor::{SessionShared, Tensor};
 
-/// Runs a composite eagerly: first dry (inference only), admitting every value it will make at
-/// once, so it fails before its first kernel; then for real.
+/// Runs a composite eagerly in session `s`: checks every tensor its arguments hold (live, of `s`),
+/// runs it dry (inference only, [`EagerArg::dry`]) admitting every value it will make at once, so it
+/// fails before its first kernel; then for real ([`EagerArg::real`]), finishing its one result or,
+/// with `many`, each of several.
 macro_rules! run_composite {
-    ([$first:expr $(, $x:expr)*], |$g:ident, $v:ident $(, $w:ident)*| $body:expr) => {{
-        let first: &Tensor = $first;
-        let s = &first.core.session;
+    ([$($res:ident)?], $s:expr, |$g:ident, $($x:ident),+| $body:expr) => {{
+        let s: &Shared<SessionShared> = $s;
         s.check_open()?;
-        for t in [first $(, $x)*] {
+        let mut held: Vec<&Tensor> = vec![];
+        $(EagerArg::tensors(&$x, &mut held);)+
+        for t in held {
             t.check_live()?;
             if !t.belongs_to(s) {
                 return Err(Error::InvalidArgument(format!(
@@ -24,162 +28,135 @@ macro_rules! run_composite {
                 )));
             }
         }
-        let meta = |t: &Tensor| (t.shape().iter().map(|&d| Some(d)).collect::<Vec<_>>(), t.dtype());
         let mut dry = compose::Dry { made: vec![] };
         {
             let $g = &mut dry;
-            let $v = &meta(first);
-            $(let $w = &meta($x);)*
+            $(let $x = &EagerArg::dry(&$x);)+
             $body?;
         }
         let sizes: Vec<u64> = dry.made.iter().map(|b| b.unwrap_or(0)).collect();
         let _admitted = s.admit(&sizes)?;
         let $g = &mut Eager::new(s);
-        let $v = &$g.arg(first);
-        $(let $w = &$g.arg($x);)*
+        $(let $x = &EagerArg::real(&$x, $g);)+
         let out = $body?;
-        $g.finish(out)
+        run_composite!(@finish [$($res)?], $g, out)
     }};
+    (@finish [], $g:ident, $out:ident) => {
+        $g.finish($out)
+    };
+    (@finish [many], $g:ident, $out:ident) => {
+        $g.finish_all($out)
+    };
 }
 
-impl Tensor {
-    /// Batch normalisation with given statistics (TF.js `batchNorm`): parameters broadcast.
-    pub fn batch_norm(
-        &self,
-        mean: &Tensor,
-        variance: &Tensor,
-        offset: Option<&Tensor>,
-        scale: Option<&Tensor>,
-        epsilon: f64,
-    ) -> Result<Tensor> {
-        match (offset, scale) {
-            (Some(o), Some(sc)) => run_composite!([self, mean, variance, o, sc], |g, v, m, va, of, scl| {
-                compose::batch_norm(g, v, m, va, Some(of), Some(scl), epsilon)
-            }),
-            (Some(o), None) => run_composite!([self, mean, variance, o], |g, v, m, va, of| {
-                compose::batch_norm(g, v, m, va, Some(of), None, epsilon)
-            }),
-            (None, Some(sc)) => run_composite!([self, mean, variance, sc], |g, v, m, va, scl| {
-                compose::batch_norm(g, v, m, va, None, Some(scl), epsilon)
-            }),
-            (None, None) => run_composite!([self, mean, variance], |g, v, m, va| {
-                compose::batch_norm(g, v, m, va, None, None, epsilon)
-            }),
+/// A composite's argument as an eager call takes it — a tensor, an optional one, a tensor or a
+/// number, a list of tensors: the tensors to check, its shapes for the dry run, its values.
+pub(crate) trait EagerArg<'a> {
+    /// As the dry run sees it.
+    type Dry;
+    /// As the real run sees it.
+    type Real;
+    /// Adds the tensors it holds to `out`.
+    fn tensors(&self, out: &mut Vec<&'a Tensor>);
+    /// Its shapes and dtypes.
+    fn dry(&self) -> Self::Dry;
+    /// Its values in `g`.
+    fn real(&self, g: &Eager<'_, 'a>) -> Self::Real;
+}
+
+type Meta = (crate::ops::Dims, crate::dtype::DType);
+
+fn meta(t: &Tensor) -> Meta {
+    (t.shape().iter().map(|&d| Some(d)).collect(), t.dtype())
+}
+
+impl<'a> EagerArg<'a> for &'a Tensor {
+    type Dry = Meta;
+    type Real = Val<'a>;
+    fn tensors(&self, out: &mut Vec<&'a Tensor>) {
+        out.push(self);
+    }
+    fn dry(&self) -> Meta {
+        meta(self)
+    }
+    fn real(&self, g: &Eager<'_, 'a>) -> Val<'a> {
+        g.arg(self)
+    }
+}
+
+impl<'a> EagerArg<'a> for Option<&'a Tensor> {
+    type Dry = Option<Meta>;
+    type Real = Option<Val<'a>>;
+    fn tensors(&self, out: &mut Vec<&'a Tensor>) {
+        out.extend(*self);
+    }
+    fn dry(&self) -> Option<Meta> {
+        self.map(meta)
+    }
+    fn real(&self, g: &Eager<'_, 'a>) -> Option<Val<'a>> {
+        self.map(|t| g.arg(t))
+    }
+}
+
+impl<'a> EagerArg<'a> for OrNumber<&'a Tensor> {
+    type Dry = OrNumber<Meta>;
+    type Real = OrNumber<Val<'a>>;
+    fn tensors(&self, out: &mut Vec<&'a Tensor>) {
+        if let OrNumber::Value(t) = self {
+            out.push(t);
         }
     }
+    fn dry(&self) -> OrNumber<Meta> {
+        self.map(|t| meta(t))
+    }
+    fn real(&self, g: &Eager<'_, 'a>) -> OrNumber<Val<'a>> {
+        self.map(|t| g.arg(t))
+    }
+}
 
-    /// `matmul` with either operand's last two axes transposed first.
-    pub fn matmul_t(&self, other: &Tensor, transpose_a: bool, transpose_b: bool) -> Result<Tensor> {
-        run_composite!([self, other], |g, v, w| compose::matmul_t(
-            g,
-            v,
-            w,
-            transpose_a,
-            transpose_b
-        ))
+impl<'a> EagerArg<'a> for &'a [&'a Tensor] {
+    type Dry = Vec<Meta>;
+    type Real = Vec<Val<'a>>;
+    fn tensors(&self, out: &mut Vec<&'a Tensor>) {
+        out.extend(self.iter().copied());
+    }
+    fn dry(&self) -> Vec<Meta> {
+        self.iter().map(|t| meta(t)).collect()
+    }
+    fn real(&self, g: &Eager<'_, 'a>) -> Vec<Val<'a>> {
+        self.iter().map(|t| g.arg(t)).collect()
+    }
+}
+
+impl<'a> From<&'a Tensor> for OrNumber<&'a Tensor> {
+    fn from(t: &'a Tensor) -> OrNumber<&'a Tensor> {
+        OrNumber::Value(t)
+    }
+}
+
+/// Rust's short forms of op-table methods (the table's have every argument).
+impl Tensor {
+    /// Matrix product over the last two dims; leading dims broadcast (`matmul_t` with neither
+    /// operand transposed).
+    pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        self.matmul_t(other, false, false)
     }
 
-    /// Elements of `self` where the bool `cond` holds, else of `other`; all three broadcast (TF.js
-    /// `where(cond, self, other)`).
-    pub fn select(&self, cond: &Tensor, other: &Tensor) -> Result<Tensor> {
-        apply(&self.core.session, &Op::Where {}, &[self, cond, other])
-    }
-
-    /// `select(cond, value)` with `value` a scalar of this tensor's dtype (a JS number operand), made
-    /// for the op and freed after it; checked before anything is made.
+    /// `select(cond, value)` with `value` a number: a scalar of this tensor's dtype, made for the op.
     pub fn select_scalar(&self, cond: &Tensor, value: f64) -> Result<Tensor> {
-        let s = &self.core.session;
-        s.check_open()?;
-        self.check_live()?;
-        cond.check_live()?;
-        cond.check_in(s, "where")?; // before the scalar is made: a rejected call moves no counter
-        let dims = |t: &Tensor| t.shape().iter().map(|&d| Some(d)).collect::<Vec<_>>();
-        let args = [
-            (dims(self), self.dtype()),
-            (dims(cond), cond.dtype()),
-            (vec![], self.dtype()),
-        ];
-        let (out, _) = infer(&Op::Where {}, &args)?;
-        self.dtype().word_from_f64(value)?;
-        let out: Vec<usize> = out.into_iter().map(|d| d.unwrap_or(0)).collect();
-        let _admitted = s.admit(&[4, crate::shape::byte_length(&out)?])?;
-        let scalar = crate::tensor::scalar_in(s, value, self.dtype())?;
-        apply(s, &Op::Where {}, &[self, cond, &scalar])
+        self.select(cond, value)
     }
 
     /// Consecutive slices along `axis` of these sizes, one of them may be `-1`: what the others
     /// leave (TF.js `split` with an array).
     pub fn split(&self, sizes: &[i64], axis: i64) -> Result<Vec<Tensor>> {
-        self.split_by(&compose::SplitSizes::Sizes(sizes.to_vec()), axis)
+        self.split_by(sizes, axis)
     }
 
     /// `parts` equal consecutive slices along `axis` (TF.js `split` with a number).
     pub fn split_parts(&self, parts: i64, axis: i64) -> Result<Vec<Tensor>> {
-        self.split_by(&compose::SplitSizes::Parts(parts), axis)
+        self.split_by(parts, axis)
     }
-
-    /// `split` as TF.js's `numOrSizes` says: checked whole before anything is made.
-    pub fn split_by(&self, how: &compose::SplitSizes, axis: i64) -> Result<Vec<Tensor>> {
-        self.check_live()?;
-        let ax = infer::axis("split", axis, self.shape().len())?;
-        let sizes = compose::split_sizes(self.shape()[ax], how)?;
-        self.split_sizes(&sizes, axis)
-    }
-
-    fn split_sizes(&self, sizes: &[usize], axis: i64) -> Result<Vec<Tensor>> {
-        let s = &self.core.session;
-        s.check_open()?;
-        self.check_live()?;
-        let meta = (
-            self.shape().iter().map(|&d| Some(d)).collect::<Vec<_>>(),
-            self.dtype(),
-        );
-        let mut dry = compose::Dry { made: vec![] };
-        compose::split(&mut dry, &meta, sizes, axis)?;
-        let _admitted = s.admit(&dry.made.iter().map(|b| b.unwrap_or(0)).collect::<Vec<_>>())?;
-        let mut g = Eager::new(s);
-        let x = g.arg(self);
-        let parts = compose::split(&mut g, &x, sizes, axis)?;
-        g.finish_all(parts)
-    }
-}
-
-/// `concat` / `stack` of eager tensors (one session): inferred dry and admitted first.
-pub(crate) fn join(tensors: &[&Tensor], axis: i64, stack: bool) -> Result<Tensor> {
-    let first = tensors
-        .first()
-        .ok_or_else(|| Error::InvalidArgument("concat/stack needs at least one tensor".into()))?;
-    let s = &first.core.session;
-    s.check_open()?;
-    for t in tensors {
-        t.check_live()?;
-        if !t.belongs_to(s) {
-            return Err(Error::InvalidArgument(format!(
-                "{t:?} belongs to another session"
-            )));
-        }
-    }
-    let metas: Vec<_> = tensors
-        .iter()
-        .map(|t| (t.shape().iter().map(|&d| Some(d)).collect::<Vec<_>>(), t.dtype()))
-        .collect();
-    let refs: Vec<&_> = metas.iter().collect();
-    let mut dry = compose::Dry { made: vec![] };
-    if stack {
-        compose::stack(&mut dry, &refs, axis)?;
-    } else {
-        compose::concat(&mut dry, &refs, axis)?;
-    }
-    let _admitted = s.admit(&dry.made.iter().map(|b| b.unwrap_or(0)).collect::<Vec<_>>())?;
-    let mut g = Eager::new(s);
-    let args: Vec<_> = tensors.iter().map(|t| g.arg(t)).collect();
-    let refs: Vec<&_> = args.iter().collect();
-    let out = if stack {
-        compose::stack(&mut g, &refs, axis)?
-    } else {
-        compose::concat(&mut g, &refs, axis)?
-    };
-    g.finish(out)
 }
 
 macro_rules! eager_unary {
@@ -244,18 +221,6 @@ impl Tensor {
         apply(s, &op, &[self, &scalar])
     }
 
-    /// Matrix product over the last two dims; leading dims broadcast.
-    pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
-        apply(
-            &self.core.session,
-            &Op::MatMul {
-                transpose_a: false,
-                transpose_b: false,
-            },
-            &[self, other],
-        )
-    }
-
     /// Applies any op (the JS layer's single entry point).
     pub fn apply(&self, op: &Op, others: &[&Tensor]) -> Result<Tensor> {
         let mut args = vec![self];
@@ -285,20 +250,53 @@ macro_rules! eager_table {
 crate::kernel_table!(eager_table);
 
 macro_rules! eager_composites {
-    ($(($m:ident, $js:literal, $doc:literal, [$a0:ident $(, $a:ident)*],
+    ($($e:tt),* $(,)?) => {
+        $(eager_composites!(@one $e);)*
+    };
+    (@one ($m:ident, $js:literal, $doc:literal, list [$l:ident],
         [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
         [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*],
-        |$g:ident| $body:expr)),* $(,)?) => {
-        impl Tensor {$(
+        |$g:ident| $body:expr)) => {
+        impl crate::Session {
             #[doc = $doc]
             #[doc = concat!("\n\nThe op table's composite `", $js, "` (`ops/table.rs`); JS defaults:")]
             $(#[doc = concat!("`", stringify!($o), "` = `", stringify!($od), "`")])*
-            pub fn $m(&self, $($a: &Tensor,)* $($f: impl Into<$ft>,)* $($o: impl Into<$ot>,)*) -> Result<Tensor> {
+            pub fn $m(&self, $l: &[&Tensor], $($f: impl Into<$ft>,)* $($o: impl Into<$ot>,)*) -> Result<Tensor> {
                 $(let $f: $ft = $f.into();)*
                 $(let $o: $ot = $o.into();)*
-                run_composite!([self $(, $a)*], |$g, $a0 $(, $a)*| $body)
+                run_composite!([], self.shared(), |$g, $l| $body)
             }
-        )*}
+        }
     };
+    (@one ($m:ident, $js:literal, $doc:literal, [$a0:ident $(, $a:ident)*]
+        $(or_number [$($n:ident),*])? $(optional [$($q:ident),*])?,
+        [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*] $(-> $res:ident)?,
+        |$g:ident| $body:expr)) => {
+        impl Tensor {
+            #[doc = $doc]
+            #[doc = concat!("\n\nThe op table's composite `", $js, "` (`ops/table.rs`); JS defaults:")]
+            $(#[doc = concat!("`", stringify!($o), "` = `", stringify!($od), "`")])*
+            // one lifetime for every tensor argument: an `or_number` one's `impl Into` needs a name
+            #[allow(clippy::needless_lifetimes)]
+            pub fn $m<'t>(
+                &'t self,
+                $($a: &'t Tensor,)*
+                $($($n: impl Into<OrNumber<&'t Tensor>>,)*)?
+                $($($q: Option<&'t Tensor>,)*)?
+                $($f: impl Into<$ft>,)*
+                $($o: impl Into<$ot>,)*
+            ) -> Result<eager_composites!(@out $($res)?)> {
+                let $a0: &Tensor = self;
+                $($(let $n: OrNumber<&Tensor> = $n.into();)*)?
+                $(let $f: $ft = $f.into();)*
+                $(let $o: $ot = $o.into();)*
+                run_composite!([$($res)?], &self.core.session,
+                    |$g, $a0 $(, $a)* $($(, $n)*)? $($(, $q)*)?| $body)
+            }
+        }
+    };
+    (@out) => { Tensor };
+    (@out many) => { Vec<Tensor> };
 }
 crate::composite_table!(eager_composites);

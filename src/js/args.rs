@@ -41,6 +41,26 @@ pub(crate) fn opt_tensor(what: &str, v: &JsValue) -> JsResult<Option<Rc<Tensor>>
     }
 }
 
+/// A Tensor handle or a number (a scalar of the dtype the op gives it).
+pub(crate) fn tensor_or_number(what: &str, v: &JsValue) -> JsResult<crate::ops::OrNumber<Rc<Tensor>>> {
+    match v.as_f64() {
+        Some(x) => Ok(crate::ops::OrNumber::Number(x)),
+        None => tensor(what, v).map(crate::ops::OrNumber::Value),
+    }
+}
+
+/// An array of Tensor handles (read once, at most `safe::MAX_LIST` long).
+pub(crate) fn tensors(what: &str, v: &JsValue) -> JsResult<Vec<Rc<Tensor>>> {
+    if !super::safe::is_array(v) {
+        return Err(wrong(what, "an array of Tensors", v));
+    }
+    super::safe::array(what, v, super::safe::MAX_LIST)?
+        .iter()
+        .enumerate()
+        .map(|(i, t)| tensor(&format!("{what}[{i}]"), &t))
+        .collect()
+}
+
 /// A string.
 pub(crate) fn string(what: &str, v: &JsValue) -> JsResult<String> {
     v.as_string().ok_or_else(|| wrong(what, "a string", v))

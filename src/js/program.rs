@@ -304,66 +304,27 @@ impl JsProgram {
         let id = self.arg("assign: node", &node)?;
         self.inner.borrow_mut().assign(&name, id).map_err(to_js)
     }
-
-    /// A matmul node (either operand's last two axes transposed first).
-    pub fn matmul(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] b: JsValue,
-        #[wasm_bindgen(js_name = transposeA, unchecked_optional_param_type = "boolean")] transpose_a: JsValue,
-        #[wasm_bindgen(js_name = transposeB, unchecked_optional_param_type = "boolean")] transpose_b: JsValue,
-    ) -> JsResult<JsNode> {
-        let ta = args::bool_or("matmul: transposeA", &transpose_a, false)?;
-        let tb = args::bool_or("matmul: transposeB", &transpose_b, false)?;
-        if !ta && !tb {
-            return self.push_op(
-                Op::MatMul {
-                    transpose_a: false,
-                    transpose_b: false,
-                },
-                &[("a", &a), ("b", &b)],
-            );
-        }
-        let (a, b) = (
-            self.arg("matmul: argument 'a'", &a)?,
-            self.arg("matmul: argument 'b'", &b)?,
-        );
-        self.composite(|p| p.matmul_t(a, b, ta, tb))
-    }
-
-    /// A `batchNorm(mean, variance, offset?, scale?, varianceEpsilon = 1e-3)` node.
-    #[wasm_bindgen(js_name = batchNorm)]
-    pub fn batch_norm(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] mean: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] variance: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "ProgramNode")] offset: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "ProgramNode")] scale: JsValue,
-        #[wasm_bindgen(js_name = varianceEpsilon, unchecked_optional_param_type = "number")] epsilon: JsValue,
-    ) -> JsResult<JsNode> {
-        let a = self.arg("batchNorm: argument 'a'", &a)?;
-        let m = self.arg("batchNorm: mean", &mean)?;
-        let v = self.arg("batchNorm: variance", &variance)?;
-        let opt = |what: &str, x: &JsValue| -> JsResult<Option<NodeId>> {
-            if x.is_undefined() || x.is_null() {
-                Ok(None)
-            } else {
-                self.arg(what, x).map(Some)
-            }
-        };
-        let (o, sc) = (
-            opt("batchNorm: offset", &offset)?,
-            opt("batchNorm: scale", &scale)?,
-        );
-        let eps = args::number_or("batchNorm: varianceEpsilon", &epsilon, 1e-3)?;
-        self.composite(|p| p.batch_norm(a, m, v, o, sc, eps))
-    }
 }
 
 impl JsProgram {
     pub(super) fn inner_mut(&self) -> std::cell::RefMut<'_, Program> {
         self.inner.borrow_mut()
+    }
+
+    /// A node of this program, or a number (a constant of the dtype the op gives it).
+    pub(super) fn arg_or_number(&self, what: &str, v: &JsValue) -> JsResult<crate::ops::OrNumber<NodeId>> {
+        match v.as_f64() {
+            Some(x) => Ok(crate::ops::OrNumber::Number(x)),
+            None => self.arg(what, v).map(crate::ops::OrNumber::Value),
+        }
+    }
+
+    /// A node of this program, `None` when absent.
+    pub(super) fn opt_arg(&self, what: &str, v: &JsValue) -> JsResult<Option<NodeId>> {
+        match v.is_undefined() || v.is_null() {
+            true => Ok(None),
+            false => self.arg(what, v).map(Some),
+        }
     }
 
     pub(super) fn nodes(&self, what: &str, v: &JsValue) -> JsResult<Vec<NodeId>> {

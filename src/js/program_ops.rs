@@ -1,6 +1,6 @@
-//! The `Program` builder's node methods that come from the op tables (unary, binary, reductions,
-//! kernels with attributes, composites) and the multi-node ones (`where`, `concat`, `stack`,
-//! `split`): each converts its JS arguments and records the node through `program.rs`.
+//! The `Program` builder's node methods, all from the op tables (unary, binary, reductions, kernels
+//! with attributes, composites): each converts its JS arguments and records the node (or nodes)
+//! through `program.rs`.
 
 use wasm_bindgen::prelude::*;
 
@@ -62,66 +62,6 @@ macro_rules! node_reduce {
 }
 crate::reduce_table!(node_reduce);
 
-#[wasm_bindgen(js_class = Program)]
-impl JsProgram {
-    /// A `where` node: elements of `a` where `cond`, else of `b` (a node or a number); broadcast.
-    #[wasm_bindgen(js_name = where)]
-    pub fn where_(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] cond: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode | number")] b: JsValue,
-    ) -> JsResult<JsNode> {
-        let a = self.arg("where: argument 'a'", &a)?;
-        let c = self.arg("where: cond", &cond)?;
-        match b.as_f64() {
-            Some(v) => self.composite(|p| p.select_scalar(a, c, v)),
-            None => {
-                let b = self.arg("where: argument 'b'", &b)?;
-                self.composite(|p| p.select(a, c, b))
-            }
-        }
-    }
-
-    /// A `concat(nodes, axis = 0)` node.
-    pub fn concat(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode[]")] nodes: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
-    ) -> JsResult<JsNode> {
-        let ids = self.nodes("concat", &nodes)?;
-        let axis = args::int_or("concat: axis", &axis, 0)?;
-        self.composite(|p| p.join(&ids, axis, false))
-    }
-
-    /// A `stack(nodes, axis = 0)` node.
-    pub fn stack(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode[]")] nodes: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
-    ) -> JsResult<JsNode> {
-        let ids = self.nodes("stack", &nodes)?;
-        let axis = args::int_or("stack: axis", &axis, 0)?;
-        self.composite(|p| p.join(&ids, axis, true))
-    }
-
-    /// `split(node, numOrSizes, axis = 0)` nodes.
-    #[wasm_bindgen(unchecked_return_type = "ProgramNode[]")]
-    pub fn split(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProgramNode")] a: JsValue,
-        #[wasm_bindgen(js_name = numOrSizes, unchecked_param_type = "number | number[]")]
-        num_or_sizes: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
-    ) -> JsResult<js_sys::Array> {
-        let a = self.arg("split: argument 'a'", &a)?;
-        let how = args::split_sizes("split: numOrSizes", &num_or_sizes)?;
-        let axis = args::int_or("split: axis", &axis, 0)?;
-        let ids = self.inner_mut().split_by(a, &how, axis).map_err(to_js)?;
-        Ok(ids.into_iter().map(|id| JsValue::from(self.node(id))).collect())
-    }
-}
-
 macro_rules! js_node_table {
     (surfaced: [$($e:tt),* $(,)?], internal: [$($i:tt),* $(,)?] $(,)?) => {
         $(js_node_table!(@one $e);)*
@@ -151,10 +91,59 @@ macro_rules! js_node_table {
 crate::kernel_table!(js_node_table);
 
 macro_rules! js_node_composites {
-    ($(($m:ident, $js:literal, $doc:literal, [$a0:ident $(, $a:ident)*],
+    ($($e:tt),* $(,)?) => {
+        $(js_node_composites!(@one $e);)*
+    };
+    (@one ($m:ident, $js:literal, $doc:literal, list [$l:ident],
         [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
         [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*],
-        |$g:ident| $body:expr)),* $(,)?) => {$(
+        |$g:ident| $body:expr)) => {
+        #[wasm_bindgen(js_class = Program)]
+        impl JsProgram {
+            #[doc = concat!("A `", $js, "` composite: ", $doc)]
+            #[wasm_bindgen(js_name = $js)]
+            pub fn $m(
+                &self,
+                #[wasm_bindgen(unchecked_param_type = "ProgramNode[]")] $l: JsValue,
+                $(#[wasm_bindgen(js_name = $fk, unchecked_param_type = $fts)] $f: JsValue,)*
+                $(#[wasm_bindgen(js_name = $ok, unchecked_optional_param_type = $ots)] $o: JsValue,)*
+            ) -> JsResult<JsNode> {
+                let $l = self.nodes($js, &$l)?;
+                $(let $f: $ft = args::attr(concat!($js, ": ", $fk), &$f)?;)*
+                $(let $o: $ot = args::attr_or(concat!($js, ": ", $ok), &$o, || <$ot>::from($od))?;)*
+                self.composite(|p| p.$m(&$l, $($f,)* $($o,)*))
+            }
+        }
+    };
+    (@one ($m:ident, $js:literal, $doc:literal, [$a0:ident $(, $a:ident)*],
+        [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*] -> many,
+        |$g:ident| $body:expr)) => {
+        #[wasm_bindgen(js_class = Program)]
+        impl JsProgram {
+            #[doc = concat!("`", $js, "` composite nodes: ", $doc)]
+            #[wasm_bindgen(js_name = $js, unchecked_return_type = "ProgramNode[]")]
+            pub fn $m(
+                &self,
+                #[wasm_bindgen(unchecked_param_type = "ProgramNode")] $a0: JsValue,
+                $(#[wasm_bindgen(unchecked_param_type = "ProgramNode")] $a: JsValue,)*
+                $(#[wasm_bindgen(js_name = $fk, unchecked_param_type = $fts)] $f: JsValue,)*
+                $(#[wasm_bindgen(js_name = $ok, unchecked_optional_param_type = $ots)] $o: JsValue,)*
+            ) -> JsResult<js_sys::Array> {
+                let $a0 = self.arg(concat!($js, ": argument '", stringify!($a0), "'"), &$a0)?;
+                $(let $a = self.arg(concat!($js, ": ", stringify!($a)), &$a)?;)*
+                $(let $f: $ft = args::attr(concat!($js, ": ", $fk), &$f)?;)*
+                $(let $o: $ot = args::attr_or(concat!($js, ": ", $ok), &$o, || <$ot>::from($od))?;)*
+                let ids = self.inner_mut().$m($a0, $($a,)* $($f,)* $($o,)*).map_err(to_js)?;
+                Ok(ids.into_iter().map(|id| JsValue::from(self.node(id))).collect())
+            }
+        }
+    };
+    (@one ($m:ident, $js:literal, $doc:literal, [$a0:ident $(, $a:ident)*]
+        $(or_number [$($n:ident),*])? $(optional [$($q:ident),*])?,
+        [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*],
+        |$g:ident| $body:expr)) => {
         #[wasm_bindgen(js_class = Program)]
         impl JsProgram {
             #[doc = concat!("A `", $js, "` composite: ", $doc)]
@@ -163,16 +152,20 @@ macro_rules! js_node_composites {
                 &self,
                 #[wasm_bindgen(unchecked_param_type = "ProgramNode")] $a0: JsValue,
                 $(#[wasm_bindgen(unchecked_param_type = "ProgramNode")] $a: JsValue,)*
+                $($(#[wasm_bindgen(unchecked_param_type = "ProgramNode | number")] $n: JsValue,)*)?
+                $($(#[wasm_bindgen(unchecked_optional_param_type = "ProgramNode")] $q: JsValue,)*)?
                 $(#[wasm_bindgen(js_name = $fk, unchecked_param_type = $fts)] $f: JsValue,)*
                 $(#[wasm_bindgen(js_name = $ok, unchecked_optional_param_type = $ots)] $o: JsValue,)*
             ) -> JsResult<JsNode> {
                 let $a0 = self.arg(concat!($js, ": argument '", stringify!($a0), "'"), &$a0)?;
                 $(let $a = self.arg(concat!($js, ": ", stringify!($a)), &$a)?;)*
+                $($(let $n = self.arg_or_number(concat!($js, ": ", stringify!($n)), &$n)?;)*)?
+                $($(let $q = self.opt_arg(concat!($js, ": ", stringify!($q)), &$q)?;)*)?
                 $(let $f: $ft = args::attr(concat!($js, ": ", $fk), &$f)?;)*
                 $(let $o: $ot = args::attr_or(concat!($js, ": ", $ok), &$o, || <$ot>::from($od))?;)*
-                self.composite(|p| p.$m($a0, $($a,)* $($f,)* $($o,)*))
+                self.composite(|p| p.$m($a0, $($a,)* $($($n,)*)? $($($q,)*)? $($f,)* $($o,)*))
             }
         }
-    )*};
+    };
 }
 crate::composite_table!(js_node_composites);

@@ -1,38 +1,14 @@
-//! `Session`'s tensor constructors: from JS data, filled, ranges, identity, joins of tensors and
-//! random values — each converts its arguments and creates the tensor through the core session.
+//! `Session`'s tensor constructors: from JS data, filled, ranges, identity and random values — each
+//! converts its arguments and creates the tensor through the core session (`concat` and `stack`
+//! come from the op table, `tensor_ops.rs`).
 
 use wasm_bindgen::prelude::*;
 
-use super::args::{self, describe};
+use super::args;
 use super::session::JsSession;
 use super::session_options::RandomArg;
 use super::{to_js, JsResult, JsTensor};
-use crate::error::{invalid_arg, Error};
-
-impl JsSession {
-    fn join(&self, what: &str, tensors: &JsValue, axis: &JsValue, stack: bool) -> JsResult<JsTensor> {
-        let s = self.open()?;
-        if !crate::js::safe::is_array(tensors) {
-            return Err(to_js(invalid_arg!(
-                "{what}: tensors must be an array of Tensors, got {}",
-                describe(tensors)
-            )));
-        }
-        let list = crate::js::safe::array(what, tensors, crate::js::safe::MAX_LIST)?
-            .iter()
-            .enumerate()
-            .map(|(i, t)| args::tensor(&format!("{what}: tensors[{i}]"), &t))
-            .collect::<JsResult<Vec<_>>>()?;
-        let axis = args::int_or(&format!("{what}: axis"), axis, 0)?;
-        let refs: Vec<&crate::Tensor> = list.iter().map(|t| t.as_ref()).collect();
-        let r = if stack {
-            s.stack(&refs, axis)
-        } else {
-            s.concat(&refs, axis)
-        };
-        r.map(JsTensor::new).map_err(to_js)
-    }
-}
+use crate::error::Error;
 
 #[wasm_bindgen(js_class = Session)]
 impl JsSession {
@@ -129,24 +105,6 @@ impl JsSession {
         let step = args::number_or("range: step", &step, 1.0)?;
         let dtype = args::dtype_or_f32("range: dtype", &dtype)?;
         s.range(a, b, step, dtype).map(JsTensor::new).map_err(to_js)
-    }
-
-    /// The tensors joined along `axis` (default 0).
-    pub fn concat(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "Tensor[]")] tensors: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
-    ) -> JsResult<JsTensor> {
-        self.join("concat", &tensors, &axis, false)
-    }
-
-    /// The tensors stacked along a new `axis` (default 0).
-    pub fn stack(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "Tensor[]")] tensors: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
-    ) -> JsResult<JsTensor> {
-        self.join("stack", &tensors, &axis, true)
     }
 
     /// The `n × n` identity matrix.

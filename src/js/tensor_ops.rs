@@ -1,10 +1,11 @@
-//! `Tensor`'s op methods: those that come from the op tables (unary, binary, reductions, kernels
-//! with attributes, composites) and `matmul`, `batchNorm`, `where`, `split`: each converts its JS
-//! arguments and applies the op through `tensor.rs`.
+//! `Tensor`'s op methods, and `Session`'s over lists of tensors (`concat`, `stack`): each comes from
+//! the op tables (unary, binary, reductions, kernels with attributes, composites), converts its JS
+//! arguments and applies the op through the core.
 
 use wasm_bindgen::prelude::*;
 
 use super::args;
+use super::session::JsSession;
 use super::tensor::JsTensor;
 use super::{to_js, JsResult};
 use crate::ops::{BinaryOp, Op, ReduceOp, UnaryOp};
@@ -58,93 +59,6 @@ macro_rules! js_reduce {
 }
 crate::reduce_table!(js_reduce);
 
-#[wasm_bindgen(js_class = Tensor)]
-impl JsTensor {
-    /// Matrix product over the last two dims (either transposed first); leading dims broadcast.
-    pub fn matmul(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "Tensor")] other: JsValue,
-        #[wasm_bindgen(js_name = transposeA, unchecked_optional_param_type = "boolean")] transpose_a: JsValue,
-        #[wasm_bindgen(js_name = transposeB, unchecked_optional_param_type = "boolean")] transpose_b: JsValue,
-    ) -> JsResult<JsTensor> {
-        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let ta = args::bool_or("matmul: transposeA", &transpose_a, false)?;
-        let tb = args::bool_or("matmul: transposeB", &transpose_b, false)?;
-        if !ta && !tb {
-            return self.op(
-                Op::MatMul {
-                    transpose_a: false,
-                    transpose_b: false,
-                },
-                &[("other", &other)],
-            );
-        }
-        let b = args::tensor("matmul: argument 'other'", &other)?;
-        t.matmul_t(&b, ta, tb).map(JsTensor::new).map_err(to_js)
-    }
-
-    /// Batch normalisation with given statistics (parameters broadcast; NHWC: per channel).
-    #[wasm_bindgen(js_name = batchNorm)]
-    pub fn batch_norm(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "Tensor")] mean: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Tensor")] variance: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "Tensor")] offset: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "Tensor")] scale: JsValue,
-        #[wasm_bindgen(js_name = varianceEpsilon, unchecked_optional_param_type = "number")] epsilon: JsValue,
-    ) -> JsResult<JsTensor> {
-        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let m = args::tensor("batchNorm: mean", &mean)?;
-        let v = args::tensor("batchNorm: variance", &variance)?;
-        let o = args::opt_tensor("batchNorm: offset", &offset)?;
-        let sc = args::opt_tensor("batchNorm: scale", &scale)?;
-        let eps = args::number_or("batchNorm: varianceEpsilon", &epsilon, 1e-3)?;
-        t.batch_norm(&m, &v, o.as_deref(), sc.as_deref(), eps)
-            .map(JsTensor::new)
-            .map_err(to_js)
-    }
-}
-
-/// Selection: `where`, `argMax`/`argMin`, `oneHot`.
-#[wasm_bindgen(js_class = Tensor)]
-impl JsTensor {
-    /// Elements of this tensor where the bool `cond` holds, else of `other` (a Tensor or a number);
-    /// all three broadcast — TF.js's `where(cond, this, other)`.
-    #[wasm_bindgen(js_name = where)]
-    pub fn where_(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "Tensor")] cond: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Tensor | number")] other: JsValue,
-    ) -> JsResult<JsTensor> {
-        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let c = args::tensor("where: cond", &cond)?;
-        let result = match other.as_f64() {
-            Some(v) => t.select_scalar(&c, v),
-            None => t.select(&c, &*args::tensor("where: other", &other)?),
-        };
-        result.map(JsTensor::new).map_err(to_js)
-    }
-}
-
-/// Shape ops: `slice`, `pad`, `tile`, `split` (windows onto the tensor).
-#[wasm_bindgen(js_class = Tensor)]
-impl JsTensor {
-    /// Equal parts (a number) or slices of the given sizes along `axis` (default 0).
-    #[wasm_bindgen(unchecked_return_type = "Tensor[]")]
-    pub fn split(
-        &self,
-        #[wasm_bindgen(js_name = numOrSizes, unchecked_param_type = "number | number[]")]
-        num_or_sizes: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "number")] axis: JsValue,
-    ) -> JsResult<js_sys::Array> {
-        let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
-        let how = args::split_sizes("split: numOrSizes", &num_or_sizes)?;
-        let axis = args::int_or("split: axis", &axis, 0)?;
-        let out = t.split_by(&how, axis).map_err(to_js)?;
-        Ok(out.into_iter().map(|x| JsValue::from(JsTensor::new(x))).collect())
-    }
-}
-
 macro_rules! js_tensor_table {
     (surfaced: [$($e:tt),* $(,)?], internal: [$($i:tt),* $(,)?] $(,)?) => {
         $(js_tensor_table!(@one $e);)*
@@ -175,10 +89,60 @@ macro_rules! js_tensor_table {
 crate::kernel_table!(js_tensor_table);
 
 macro_rules! js_tensor_composites {
-    ($(($m:ident, $js:literal, $doc:literal, [$a0:ident $(, $a:ident)*],
+    ($($e:tt),* $(,)?) => {
+        $(js_tensor_composites!(@one $e);)*
+    };
+    (@one ($m:ident, $js:literal, $doc:literal, list [$l:ident],
         [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
         [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*],
-        |$g:ident| $body:expr)),* $(,)?) => {$(
+        |$g:ident| $body:expr)) => {
+        #[wasm_bindgen(js_class = Session)]
+        impl JsSession {
+            #[doc = $doc]
+            #[wasm_bindgen(js_name = $js)]
+            pub fn $m(
+                &self,
+                #[wasm_bindgen(unchecked_param_type = "Tensor[]")] $l: JsValue,
+                $(#[wasm_bindgen(js_name = $fk, unchecked_param_type = $fts)] $f: JsValue,)*
+                $(#[wasm_bindgen(js_name = $ok, unchecked_optional_param_type = $ots)] $o: JsValue,)*
+            ) -> JsResult<JsTensor> {
+                let s = self.open()?;
+                let $l = args::tensors(concat!($js, ": ", stringify!($l)), &$l)?;
+                let $l: Vec<&crate::Tensor> = $l.iter().map(|t| t.as_ref()).collect();
+                $(let $f: $ft = args::attr(concat!($js, ": ", $fk), &$f)?;)*
+                $(let $o: $ot = args::attr_or(concat!($js, ": ", $ok), &$o, || <$ot>::from($od))?;)*
+                s.$m(&$l, $($f,)* $($o,)*).map(JsTensor::new).map_err(to_js)
+            }
+        }
+    };
+    (@one ($m:ident, $js:literal, $doc:literal, [$a0:ident $(, $a:ident)*],
+        [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*] -> many,
+        |$g:ident| $body:expr)) => {
+        #[wasm_bindgen(js_class = Tensor)]
+        impl JsTensor {
+            #[doc = $doc]
+            #[wasm_bindgen(js_name = $js, unchecked_return_type = "Tensor[]")]
+            pub fn $m(
+                &self,
+                $(#[wasm_bindgen(unchecked_param_type = "Tensor")] $a: JsValue,)*
+                $(#[wasm_bindgen(js_name = $fk, unchecked_param_type = $fts)] $f: JsValue,)*
+                $(#[wasm_bindgen(js_name = $ok, unchecked_optional_param_type = $ots)] $o: JsValue,)*
+            ) -> JsResult<js_sys::Array> {
+                let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
+                $(let $a = args::tensor(concat!($js, ": ", stringify!($a)), &$a)?;)*
+                $(let $f: $ft = args::attr(concat!($js, ": ", $fk), &$f)?;)*
+                $(let $o: $ot = args::attr_or(concat!($js, ": ", $ok), &$o, || <$ot>::from($od))?;)*
+                let out = t.$m($(&$a,)* $($f,)* $($o,)*).map_err(to_js)?;
+                Ok(out.into_iter().map(|x| JsValue::from(JsTensor::new(x))).collect())
+            }
+        }
+    };
+    (@one ($m:ident, $js:literal, $doc:literal, [$a0:ident $(, $a:ident)*]
+        $(or_number [$($n:ident),*])? $(optional [$($q:ident),*])?,
+        [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*],
+        |$g:ident| $body:expr)) => {
         #[wasm_bindgen(js_class = Tensor)]
         impl JsTensor {
             #[doc = $doc]
@@ -186,16 +150,22 @@ macro_rules! js_tensor_composites {
             pub fn $m(
                 &self,
                 $(#[wasm_bindgen(unchecked_param_type = "Tensor")] $a: JsValue,)*
+                $($(#[wasm_bindgen(unchecked_param_type = "Tensor | number")] $n: JsValue,)*)?
+                $($(#[wasm_bindgen(unchecked_optional_param_type = "Tensor")] $q: JsValue,)*)?
                 $(#[wasm_bindgen(js_name = $fk, unchecked_param_type = $fts)] $f: JsValue,)*
                 $(#[wasm_bindgen(js_name = $ok, unchecked_optional_param_type = $ots)] $o: JsValue,)*
             ) -> JsResult<JsTensor> {
                 let t = self.live()?; // a disposed tensor is DISPOSED whatever the arguments
                 $(let $a = args::tensor(concat!($js, ": ", stringify!($a)), &$a)?;)*
+                $($(let $n = args::tensor_or_number(concat!($js, ": ", stringify!($n)), &$n)?;)*)?
+                $($(let $q = args::opt_tensor(concat!($js, ": ", stringify!($q)), &$q)?;)*)?
                 $(let $f: $ft = args::attr(concat!($js, ": ", $fk), &$f)?;)*
                 $(let $o: $ot = args::attr_or(concat!($js, ": ", $ok), &$o, || <$ot>::from($od))?;)*
-                t.$m($(&$a,)* $($f,)* $($o,)*).map(JsTensor::new).map_err(to_js)
+                t.$m($(&$a,)* $($($n.map(|x| &**x),)*)? $($($q.as_deref(),)*)? $($f,)* $($o,)*)
+                    .map(JsTensor::new)
+                    .map_err(to_js)
             }
         }
-    )*};
+    };
 }
 crate::composite_table!(js_tensor_composites);

@@ -16,7 +16,7 @@ mod table;
 
 pub(crate) use attr::Num;
 pub use attr::{Axes, Coords, Fill, Pad, PadMode, Pair};
-pub use compose::SplitSizes;
+pub use compose::{OrNumber, SplitSizes};
 
 pub(crate) use scratch::{line_parts, pool_grad_argmax, reduce_parts, PART_THREADS};
 pub(crate) use table::binary_helpers;

@@ -2,7 +2,6 @@
 //! JS call, what it does (dtype rules included) and its JSON form. The unit test below fails when
 //! docs/ops.md differs; `AFFON_BLESS=1 cargo test --lib op_reference` rewrites it.
 
-use super::table::IRREGULAR;
 use super::Rule;
 
 fn rule_text(rule: Rule) -> &'static str {
@@ -21,6 +20,7 @@ fn js_default(rust: &str) -> String {
     match s.as_str() {
         _ if s.ends_with("Axes::ALL") => "all".into(),
         _ if s.ends_with("Pair::ONE") => "1".into(),
+        _ if s.ends_with("Coords::NONE") => "to the end".into(),
         "None" => "reversed".into(),
         _ if s.starts_with("Vec::") => "to the end".into(),
         _ => s,
@@ -102,16 +102,29 @@ macro_rules! kernel_rows {
 crate::kernel_table!(kernel_rows);
 
 macro_rules! composite_rows {
-    ($(($m:ident, $js:literal, $doc:literal, [$($a:ident),*],
+    ($($e:tt),* $(,)?) => {
+        fn composite_rows(out: &mut String) {
+            $(composite_rows!(@one out, $e);)*
+        }
+    };
+    (@one $out:ident, ($m:ident, $js:literal, $doc:literal, list [$l:ident],
         [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
         [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*],
-        |$g:ident| $body:expr)),* $(,)?) => {
-        fn composite_rows(out: &mut String) {
-            $(
-                let opt: &[(&str, String)] = &[$(($ok, js_default(stringify!($od)))),*];
-                row(out, $js, &call($js, &[$(stringify!($a)),*], &[$($fk),*], opt, false), $doc, "its primitives");
-            )*
-        }
+        |$g:ident| $body:expr)) => {
+        let opt: &[(&str, String)] = &[$(($ok, js_default(stringify!($od)))),*];
+        let c = call($js, &["session", stringify!($l)], &[$($fk),*], opt, false);
+        row($out, $js, &format!("{c}; `p.{}(nodes, …)`", $js), $doc, "its primitives");
+    };
+    (@one $out:ident, ($m:ident, $js:literal, $doc:literal, [$($a:ident),*]
+        $(or_number [$($n:ident),*])? $(optional [$($q:ident),*])?,
+        [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*] $(-> $res:ident)?,
+        |$g:ident| $body:expr)) => {
+        let opt: &[(&str, String)] = &[$(($ok, js_default(stringify!($od)))),*];
+        let args: &[&str] = &[$(stringify!($a),)* $($(stringify!($n),)*)? $($(concat!(stringify!($q), "?"),)*)?];
+        let c = call($js, args, &[$($fk),*], opt, false);
+        let c = match stringify!($($res)?) { "many" => format!("{c} → `Tensor[]`"), _ => c };
+        row($out, $js, &c, $doc, "its primitives");
     };
 }
 crate::composite_table!(composite_rows);
@@ -127,9 +140,6 @@ pub fn op_reference() -> String {
     reduce_rows(&mut out);
     kernel_rows(&mut out);
     composite_rows(&mut out);
-    for (js, c, what, json) in IRREGULAR {
-        row(&mut out, js, c, what, json);
-    }
     out
 }
 

@@ -70,7 +70,7 @@ pub(super) fn gather(args: Args, a: &i64) -> Out {
     Ok((out, *d))
 }
 
-pub(super) fn matmul(args: Args, ta: &bool, tb: &bool) -> Out {
+pub(super) fn matmul_t(args: Args, ta: &bool, tb: &bool) -> Out {
     let ((s, d), (t, e)) = (&args[0], &args[1]);
     numeric("matmul", *d)?;
     if d != e {

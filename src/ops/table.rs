@@ -268,6 +268,11 @@ macro_rules! kernel_table {
                  [filter_size "filterSize": $crate::ops::Pair => "Pair", strides "strides": $crate::ops::Pair => "Pair",
                   pad "pad": $crate::ops::Pad => "Padding"], [],
              (|v, y, g| Ok(vec![Some(v.pool_grad(false, x, g, filter_size, strides, pad)?)]))),
+                (matmul_t, MatMul, "matmul", "`[..., M, K] × [..., K, N] → [..., M, N]`; leading (batch) dims broadcast; `transposeA`/`transposeB` read that operand's last two axes swapped (in the kernel: no copy).",
+                 matmul::matmul, [a, b], [],
+                 [transpose_a "transposeA": bool = false => "boolean", transpose_b "transposeB": bool = false => "boolean"],
+             (|v, y, g| v.matmul_grads(a, b, g, *transpose_a, *transpose_b)),
+             epilogue = (|ctx, enc, inputs, out, epi| matmul::matmul_with(ctx, enc, inputs, out, (*transpose_a, *transpose_b), Some(epi)))),
             ],
             internal: [
                 (conv_input_grad, ConvInputGrad, "convInputGrad", "The gradient of `conv2d` (or, `depthwise`, of `depthwiseConv2d`) with respect to its input `x` (its shape) for the upstream gradient `g` (what `p.grad` adds).",
@@ -283,11 +288,6 @@ macro_rules! kernel_table {
                  [max "max": bool => "boolean", filter_size "filterSize": $crate::ops::Pair => "Pair",
                   strides "strides": $crate::ops::Pair => "Pair", pad "pad": $crate::ops::Pad => "Padding"], [], (),
              scratch = (|input, _| $crate::ops::scratch::pool_grad(input, *max, filter_size, strides, *pad))),
-                (matmul, MatMul, "matmul", "`[..., M, K] × [..., K, N] → [..., M, N]`; leading (batch) dims broadcast; `transposeA`/`transposeB` read that operand's last two axes swapped (in the kernel: no copy).",
-                 matmul::matmul, [a, b], [],
-                 [transpose_a "transposeA": bool = false => "boolean", transpose_b "transposeB": bool = false => "boolean"],
-             (|v, y, g| v.matmul_grads(a, b, g, *transpose_a, *transpose_b)),
-             epilogue = (|ctx, enc, inputs, out, epi| matmul::matmul_with(ctx, enc, inputs, out, (*transpose_a, *transpose_b), Some(epi)))),
                 (select, Where, "where", "Elements of `a` where the bool `cond` holds, else of `b`; all three broadcast.",
                  layout::select, [a, cond, b], [], [],
              (|v, y, g| Ok(vec![Some(v.mask(g, cond)?), None, Some(v.mask_not(g, cond)?)]))),
@@ -303,9 +303,14 @@ macro_rules! kernel_table {
 
 /// Composites: ops made of other ops (`ops/compose.rs`), checked whole before their first kernel
 /// (eager: inferred dry and admitted at once; in a program: a rejected call adds no node). Each
-/// entry: `(method, "jsName", "doc", [tensor args], [required attrs], [optional attrs], |g| call)`,
-/// attributes written as in `kernel_table!`; `call` builds the composite on the graph `g` from the
-/// tensor args and attributes (by those names). From the entry come the eager method
+/// entry: `(method, "jsName", "doc", tensors, [required attrs], [optional attrs] [-> many], |g| call)`,
+/// attributes written as in `kernel_table!`. `tensors` is `[a, b, …]` (the first the receiver:
+/// `a.op(b, …)`), then optionally `or_number [c, …]` (a tensor or a JS number: `OrNumber`) and
+/// `optional [d, …]` (`Option`s), in that order of arguments; or `list [xs]` (a session method
+/// over a list of tensors, `session.op(xs, …)`; a program's takes a list of nodes). `-> many`:
+/// several results (`Vec`, JS an array). `call` builds the composite on the graph `g` from the
+/// tensor args and attributes (by those names): a tensor is a `&V`, an optional one `&Option<V>`,
+/// an `or_number` one `&OrNumber<V>`, a list `&Vec<V>`. From the entry come the eager method
 /// (`tensor_ops.rs`), the program node (`program/mod.rs`), the JS methods and TypeScript types
 /// (`js/tensor.rs`, `js/program.rs`) and the op reference (docs/ops.md). Composites have no JSON name:
 /// a program's JSON holds the primitives they expand to.
@@ -356,6 +361,23 @@ macro_rules! composite_table {
             (one_hot, "oneHot", "float32 one-hot rows of `depth` (below 2^31) for int32 indices.", [a],
              [depth "depth": i64 => "number"], [],
              |g| $crate::ops::compose::one_hot(g, a, depth)),
+            (select, "where", "Elements of `a` where the bool `cond` holds, else of `b` — a tensor, or a number (a scalar of `a`'s dtype, made for the op); all three broadcast (TF.js `where(cond, a, b)`).",
+             [a, cond] or_number [b], [], [],
+             |g| $crate::ops::compose::select(g, a, cond, b.as_ref())),
+            (batch_norm, "batchNorm", "`(x − mean) / √(variance + ε) · scale + offset`, parameters broadcast (per channel in NHWC); float32.",
+             [a, mean, variance] optional [offset, scale], [],
+             [epsilon "varianceEpsilon": f64 = 1e-3 => "number"],
+             |g| $crate::ops::compose::batch_norm(g, a, mean, variance, offset.as_ref(), scale.as_ref(), epsilon)),
+            (split_by, "split", "Equal parts (a number), or slices of the given sizes along `axis` — one size may be `-1`, what the others leave (as in TF.js; two `-1`s, or nothing left for it, `INVALID_ARGUMENT`).",
+             [a], [num_or_sizes "numOrSizes": $crate::ops::SplitSizes => "number | number[]"],
+             [axis "axis": i64 = 0 => "number"] -> many,
+             |g| $crate::ops::compose::split_by(g, a, &num_or_sizes, axis)),
+            (concat, "concat", "Joins the tensors along an existing `axis` (all of one session, one dtype, the same shape but along `axis`).",
+             list [tensors], [], [axis "axis": i64 = 0 => "number"],
+             |g| $crate::ops::compose::concat(g, &tensors.iter().collect::<Vec<_>>(), axis)),
+            (stack, "stack", "Joins the tensors (all of one shape) along a new `axis`.",
+             list [tensors], [], [axis "axis": i64 = 0 => "number"],
+             |g| $crate::ops::compose::stack(g, &tensors.iter().collect::<Vec<_>>(), axis)),
             (slice, "slice", "`size` elements from `begin` per dimension (`-1` or a missing entry: to the end).", [a],
              [begin "begin": $crate::ops::Coords => "number | number[]"], [size "size": $crate::ops::Coords = $crate::ops::Coords::NONE => "number | number[]"],
              |g| $crate::ops::compose::slice(g, a, &begin, &size)),
@@ -403,15 +425,3 @@ pub(crate) fn binary_helpers(t: &str) -> String {
          fn affon_mod(x: T, y: T) -> T {{ {modulo} }}\n{pow}"
     )
 }
-
-/// Ops whose surfaces are written by hand — overloads, optional tensors, tensor lists — listed here
-/// for the op reference (docs/ops.md): `(jsName, call, what, JSON)`. Their kernels are op-table entries
-/// (`matmul`, `where`) or composites of them (`ops/compose.rs`).
-pub(crate) const IRREGULAR: &[(&str, &str, &str, &str)] = &[
-    ("matmul", "`a.matmul(b, transposeA = false, transposeB = false)`", "Batched product over the last two axes; leading dims broadcast; either side transposed first.", "`matmul` (its transposes are attributes read in the kernel)"),
-    ("where", "`a.where(cond, b)`", "Elements of `a` where the bool `cond` holds, else of `b` (a Tensor or a number); all three broadcast (TF.js `where(cond, a, b)`; Rust `select`).", "`where`, args `[a, cond, b]`"),
-    ("batchNorm", "`x.batchNorm(mean, variance, offset?, scale?, varianceEpsilon = 1e-3)`", "`(x − mean) / √(variance + ε) · scale + offset`, parameters broadcast (per channel in NHWC).", "its primitives"),
-    ("split", "`x.split(numOrSizes, axis = 0) → Tensor[]`", "Equal parts, or slices of the given sizes along `axis` — one size may be `-1`, what the others leave (as in TF.js; two `-1`s, or nothing left for it, `INVALID_ARGUMENT`).", "its primitives"),
-    ("concat", "`session.concat(tensors, axis = 0)`, `p.concat(nodes, axis)`", "Joins along an existing axis.", "its primitives"),
-    ("stack", "`session.stack(tensors, axis = 0)`, `p.stack(nodes, axis)`", "Joins along a new axis.", "its primitives"),
-];

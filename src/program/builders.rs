@@ -1,12 +1,12 @@
 //! The node builders of [`Program`]: one method per op of the op table (unary, binary, reductions,
-//! the table's other kernels), the composites (written once over [`crate::ops::compose::Graph`],
-//! which a program implements here) and the few builders with their own signatures (`batchNorm`,
-//! `matmulT`, `select`, `join`, `split`). Each checks its arguments before it adds a node.
+//! the table's other kernels, the composites — written once over [`crate::ops::compose::Graph`],
+//! which a program implements here), and Rust's short forms of a few (`select_scalar`, `join`,
+//! `split`, `split_parts`). Each checks its arguments before it adds a node.
 
 use super::{NodeId, Program};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::{infer, BinaryOp, Dims, Op, ReduceOp, UnaryOp};
+use crate::ops::{BinaryOp, Dims, Op, OrNumber, ReduceOp, UnaryOp};
 
 impl crate::ops::compose::Graph for Program {
     type V = NodeId;
@@ -32,127 +32,113 @@ impl crate::ops::compose::Graph for Program {
     }
 }
 
-/// A composite as program nodes: run dry first (inference only) so a rejected call adds nothing.
+/// A composite as program nodes: run dry first (inference only, [`NodeArg::dry`]) so a rejected call
+/// adds nothing, then for real.
 macro_rules! node_composite {
-    ($p:expr, [$first:expr $(, $x:expr)*], |$g:ident, $v:ident $(, $w:ident)*| $body:expr) => {{
+    ($p:expr, |$g:ident, $($x:ident),+| $body:expr) => {{
         let p: &mut Program = $p;
         {
-            let meta = |n: NodeId| crate::ops::compose::Graph::meta(&*p, &n);
-            let $v = &meta($first)?;
-            $(let $w = &meta($x)?;)*
+            $(let $x = &NodeArg::dry(&$x, &*p)?;)+
             let $g = &mut crate::ops::compose::Dry { made: vec![] };
             $body?;
         }
         let $g = p;
-        let $v = &$first;
-        $(let $w = &$x;)*
+        $(let $x = &NodeArg::real(&$x);)+
         $body
     }};
 }
 
-impl Program {
-    /// A `batchNorm(mean, variance, offset?, scale?, varianceEpsilon)` composite.
-    pub fn batch_norm(
-        &mut self,
-        a: NodeId,
-        mean: NodeId,
-        variance: NodeId,
-        offset: Option<NodeId>,
-        scale: Option<NodeId>,
-        epsilon: f64,
-    ) -> Result<NodeId> {
-        use crate::ops::compose::batch_norm;
-        match (offset, scale) {
-            (Some(o), Some(sc)) => {
-                node_composite!(self, [a, mean, variance, o, sc], |g, v, m, va, of, scl| {
-                    batch_norm(g, v, m, va, Some(of), Some(scl), epsilon)
-                })
-            }
-            (Some(o), None) => node_composite!(self, [a, mean, variance, o], |g, v, m, va, of| {
-                batch_norm(g, v, m, va, Some(of), None, epsilon)
-            }),
-            (None, Some(sc)) => node_composite!(self, [a, mean, variance, sc], |g, v, m, va, scl| {
-                batch_norm(g, v, m, va, None, Some(scl), epsilon)
-            }),
-            (None, None) => node_composite!(self, [a, mean, variance], |g, v, m, va| {
-                batch_norm(g, v, m, va, None, None, epsilon)
-            }),
+/// A composite's argument as a program node builder takes it — a node, an optional one, a node or
+/// a number, a list of nodes: its shapes for the dry run, its values for the real one.
+pub(crate) trait NodeArg {
+    /// As the dry run sees it.
+    type Dry;
+    /// As the real run sees it.
+    type Real;
+    /// Its shapes and dtypes in `p`.
+    fn dry(&self, p: &Program) -> Result<Self::Dry>;
+    /// Its nodes.
+    fn real(&self) -> Self::Real;
+}
+
+type Meta = (Dims, DType);
+
+fn meta(p: &Program, n: NodeId) -> Result<Meta> {
+    crate::ops::compose::Graph::meta(p, &n)
+}
+
+impl NodeArg for NodeId {
+    type Dry = Meta;
+    type Real = NodeId;
+    fn dry(&self, p: &Program) -> Result<Meta> {
+        meta(p, *self)
+    }
+    fn real(&self) -> NodeId {
+        *self
+    }
+}
+
+impl NodeArg for Option<NodeId> {
+    type Dry = Option<Meta>;
+    type Real = Option<NodeId>;
+    fn dry(&self, p: &Program) -> Result<Option<Meta>> {
+        self.map(|n| meta(p, n)).transpose()
+    }
+    fn real(&self) -> Option<NodeId> {
+        *self
+    }
+}
+
+impl NodeArg for OrNumber<NodeId> {
+    type Dry = OrNumber<Meta>;
+    type Real = OrNumber<NodeId>;
+    fn dry(&self, p: &Program) -> Result<OrNumber<Meta>> {
+        match self {
+            OrNumber::Value(n) => meta(p, *n).map(OrNumber::Value),
+            OrNumber::Number(x) => Ok(OrNumber::Number(*x)),
         }
     }
-
-    /// `matmul` with either operand's last two axes transposed first.
-    pub fn matmul_t(&mut self, a: NodeId, b: NodeId, transpose_a: bool, transpose_b: bool) -> Result<NodeId> {
-        node_composite!(self, [a, b], |g, v, w| crate::ops::compose::matmul_t(
-            g,
-            v,
-            w,
-            transpose_a,
-            transpose_b
-        ))
+    fn real(&self) -> OrNumber<NodeId> {
+        *self
     }
+}
 
-    /// A `where` node: elements of `a` where `cond`, else of `b` (all broadcast).
-    pub fn select(&mut self, a: NodeId, cond: NodeId, b: NodeId) -> Result<NodeId> {
-        self.op(Op::Where {}, &[a, cond, b])
+impl NodeArg for &[NodeId] {
+    type Dry = Vec<Meta>;
+    type Real = Vec<NodeId>;
+    fn dry(&self, p: &Program) -> Result<Vec<Meta>> {
+        self.iter().map(|&n| meta(p, n)).collect()
     }
+    fn real(&self) -> Vec<NodeId> {
+        self.to_vec()
+    }
+}
 
-    /// `select(a, cond, value)`, `value` a constant scalar of `a`'s dtype (a JS number operand).
-    /// Inferred with both nodes' shapes before anything is added, so a rejected call leaves the
-    /// program as it was.
+/// Rust's short forms of op-table builders (the table's have every argument).
+impl Program {
+    /// `select(a, cond, value)` with `value` a number: a constant scalar of `a`'s dtype. Inferred
+    /// with both nodes' shapes before anything is added, so a rejected call leaves the program as
+    /// it was.
     pub fn select_scalar(&mut self, a: NodeId, cond: NodeId, value: f64) -> Result<NodeId> {
-        use crate::ops::compose::Graph;
-        let (dims, dtype) = self.meta(&a)?;
-        infer(
-            &Op::Where {},
-            &[(dims, dtype), self.meta(&cond)?, (vec![], dtype)],
-        )?;
-        dtype.word_from_f64(value)?;
-        let k = self.constant(&[value], &[], dtype)?;
-        self.select(a, cond, k)
+        self.select(a, cond, value)
     }
 
     /// `concat` (or with `stack`, `stack`) nodes along `axis`.
     pub fn join(&mut self, nodes: &[NodeId], axis: i64, stack: bool) -> Result<NodeId> {
-        use crate::ops::compose::{concat, stack as stack_nodes, Dry, Graph};
-        let metas = nodes.iter().map(|n| self.meta(n)).collect::<Result<Vec<_>>>()?;
-        let refs: Vec<&_> = metas.iter().collect();
-        let dry = &mut Dry { made: vec![] };
-        if stack {
-            stack_nodes(dry, &refs, axis)?
-        } else {
-            concat(dry, &refs, axis)?
-        };
-        let ids: Vec<&NodeId> = nodes.iter().collect();
-        if stack {
-            stack_nodes(self, &ids, axis)
-        } else {
-            concat(self, &ids, axis)
+        match stack {
+            true => self.stack(nodes, axis),
+            false => self.concat(nodes, axis),
         }
     }
 
     /// `split(sizes, axis)` nodes.
     pub fn split(&mut self, a: NodeId, sizes: &[i64], axis: i64) -> Result<Vec<NodeId>> {
-        self.split_by(a, &crate::ops::SplitSizes::Sizes(sizes.to_vec()), axis)
+        self.split_by(a, sizes, axis)
     }
 
     /// `parts` equal consecutive slices along `axis`.
     pub fn split_parts(&mut self, a: NodeId, parts: i64, axis: i64) -> Result<Vec<NodeId>> {
-        self.split_by(a, &crate::ops::SplitSizes::Parts(parts), axis)
-    }
-
-    /// `split` as TF.js's `numOrSizes` says; the axis must have a known length.
-    pub fn split_by(&mut self, a: NodeId, how: &crate::ops::SplitSizes, axis: i64) -> Result<Vec<NodeId>> {
-        use crate::ops::compose::{split, split_sizes, Dry, Graph};
-        let meta = self.meta(&a)?;
-        let ax = crate::ops::infer::axis("split", axis, meta.0.len())?;
-        let len =
-            meta.0.get(ax).copied().flatten().ok_or_else(|| {
-                crate::error::Error::InvalidProgram("split: a scalar or a dynamic axis".into())
-            })?;
-        let sizes = split_sizes(len, how)?;
-        let sizes = &sizes[..];
-        split(&mut Dry { made: vec![] }, &meta, sizes, axis)?;
-        split(self, &a, sizes, axis)
+        self.split_by(a, parts, axis)
     }
 }
 
@@ -211,18 +197,46 @@ macro_rules! node_table {
 crate::kernel_table!(node_table);
 
 macro_rules! node_composites {
-    ($(($m:ident, $js:literal, $doc:literal, [$a0:ident $(, $a:ident)*],
+    ($($e:tt),* $(,)?) => {
+        $(node_composites!(@one $e);)*
+    };
+    (@one ($m:ident, $js:literal, $doc:literal, list [$l:ident],
         [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
         [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*],
-        |$g:ident| $body:expr)),* $(,)?) => {
-        impl Program {$(
+        |$g:ident| $body:expr)) => {
+        impl Program {
             #[doc = concat!("A `", $js, "` composite: ", $doc)]
-            pub fn $m(&mut self, $a0: NodeId, $($a: NodeId,)* $($f: impl Into<$ft>,)* $($o: impl Into<$ot>,)*) -> Result<NodeId> {
+            pub fn $m(&mut self, $l: &[NodeId], $($f: impl Into<$ft>,)* $($o: impl Into<$ot>,)*) -> Result<NodeId> {
                 $(let $f: $ft = $f.into();)*
                 $(let $o: $ot = $o.into();)*
-                node_composite!(self, [$a0 $(, $a)*], |$g, $a0 $(, $a)*| $body)
+                node_composite!(self, |$g, $l| $body)
             }
-        )*}
+        }
     };
+    (@one ($m:ident, $js:literal, $doc:literal, [$a0:ident $(, $a:ident)*]
+        $(or_number [$($n:ident),*])? $(optional [$($q:ident),*])?,
+        [$($f:ident $fk:literal : $ft:ty => $fts:literal),*],
+        [$($o:ident $ok:literal : $ot:ty = $od:expr => $ots:literal),*] $(-> $res:ident)?,
+        |$g:ident| $body:expr)) => {
+        impl Program {
+            #[doc = concat!("A `", $js, "` composite: ", $doc)]
+            pub fn $m(
+                &mut self,
+                $a0: NodeId,
+                $($a: NodeId,)*
+                $($($n: impl Into<OrNumber<NodeId>>,)*)?
+                $($($q: Option<NodeId>,)*)?
+                $($f: impl Into<$ft>,)*
+                $($o: impl Into<$ot>,)*
+            ) -> Result<node_composites!(@out $($res)?)> {
+                $($(let $n: OrNumber<NodeId> = $n.into();)*)?
+                $(let $f: $ft = $f.into();)*
+                $(let $o: $ot = $o.into();)*
+                node_composite!(self, |$g, $a0 $(, $a)* $($(, $n)*)? $($(, $q)*)?| $body)
+            }
+        }
+    };
+    (@out) => { NodeId };
+    (@out many) => { Vec<NodeId> };
 }
 crate::composite_table!(node_composites);

@@ -160,25 +160,6 @@ impl Session {
         self.tensor_from_f64(&values, &shape, dtype)
     }
 
-    /// The tensors joined along `axis` (all of this session; same shape but along `axis`).
-    pub fn concat(&self, tensors: &[&Tensor], axis: i64) -> Result<Tensor> {
-        self.join(tensors, axis, false)
-    }
-
-    /// The tensors stacked along a new `axis` (all of one shape).
-    pub fn stack(&self, tensors: &[&Tensor], axis: i64) -> Result<Tensor> {
-        self.join(tensors, axis, true)
-    }
-
-    /// `concat` / `stack` of tensors that must all be this session's (the result is too).
-    fn join(&self, tensors: &[&Tensor], axis: i64, stack: bool) -> Result<Tensor> {
-        self.shared.check_open()?;
-        for t in tensors {
-            t.check_in(&self.shared, if stack { "stack" } else { "concat" })?;
-        }
-        crate::tensor_ops::join(tensors, axis, stack)
-    }
-
     /// The `n × n` identity matrix.
     pub fn eye(&self, n: usize, dtype: DType) -> Result<Tensor> {
         let shape = [n, n];

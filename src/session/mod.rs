@@ -87,6 +87,11 @@ pub struct Session {
 }
 
 impl Session {
+    /// The runtime this session fronts (the op-table methods it carries run through it).
+    pub(crate) fn shared(&self) -> &Shared<SessionShared> {
+        &self.shared
+    }
+
     /// Acquires an adapter and device and sets up the pool. Fails with `INVALID_ARGUMENT` on a
     /// malformed option or environment value, `UNSUPPORTED` when there is no adapter.
     pub async fn create(options: SessionOptions) -> Result<Session> {

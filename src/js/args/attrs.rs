@@ -123,3 +123,9 @@ impl Attr for Vec<(i64, i64)> {
         pairs(what, v)
     }
 }
+
+impl Attr for crate::ops::SplitSizes {
+    fn from_js(what: &str, v: &JsValue) -> JsResult<crate::ops::SplitSizes> {
+        super::split_sizes(what, v)
+    }
+}

@@ -11,9 +11,8 @@ use crate::ops::infer::{axis as norm_axis, reduce_axes};
 use crate::ops::{BinaryOp, Dims, Op, ReduceOp};
 
 mod shape;
-pub(crate) use shape::split_sizes;
 pub use shape::SplitSizes;
-pub(crate) use shape::{concat, expand_dims, pad, slice, split, squeeze, stack, tile};
+pub(crate) use shape::{concat, expand_dims, pad, slice, split_by, squeeze, stack, tile};
 
 /// What a composite needs from its builder.
 pub(crate) trait Graph {
@@ -301,17 +300,6 @@ fn check_affine<G: Graph>(g: &G, what: &str, s: &Dims, d: DType, params: &[(&str
     Ok(())
 }
 
-/// `matmul(b, transposeA, transposeB)`: an operand's last two axes read swapped (one kernel).
-pub(crate) fn matmul_t<G: Graph>(g: &mut G, a: &G::V, b: &G::V, ta: bool, tb: bool) -> Result<G::V> {
-    g.op(
-        Op::MatMul {
-            transpose_a: ta,
-            transpose_b: tb,
-        },
-        &[a, b],
-    )
-}
-
 /// Index runs of at most this many elements are written on the host (8 bytes each while built) and
 /// uploaded; longer ones are computed on the device. Built on the host, `oneHot(2^28)`'s 2 GiB
 /// was past what a wasm32 instance can address, and aborted it.
@@ -383,6 +371,57 @@ pub(crate) fn arg_extreme<G: Graph>(g: &mut G, x: &G::V, max: bool, axis: i64) -
     let none = g.scalar(n as f64, DType::Int32)?;
     let cand = g.op(Op::Where {}, &[&idx, &hit, &none])?;
     reduce(g, ReduceOp::Min, &cand, &[axis], false)
+}
+
+/// An operand that may be a number: `where`'s `b` (a scalar of `a`'s dtype when a number). `T` is a
+/// tensor (`&Tensor`), a program node (`NodeId`) or a composite's value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OrNumber<T> {
+    /// A value.
+    Value(T),
+    /// A number, made a scalar of the dtype the op gives it.
+    Number(f64),
+}
+
+impl<T> OrNumber<T> {
+    /// `OrNumber<&T>` of this one.
+    pub fn as_ref(&self) -> OrNumber<&T> {
+        self.map(|v| v)
+    }
+
+    /// The value mapped by `f`; a number stays.
+    pub fn map<'a, U>(&'a self, f: impl FnOnce(&'a T) -> U) -> OrNumber<U> {
+        match self {
+            OrNumber::Value(v) => OrNumber::Value(f(v)),
+            OrNumber::Number(x) => OrNumber::Number(*x),
+        }
+    }
+}
+
+impl<T> From<f64> for OrNumber<T> {
+    fn from(x: f64) -> OrNumber<T> {
+        OrNumber::Number(x)
+    }
+}
+
+impl From<usize> for OrNumber<usize> {
+    /// A program node.
+    fn from(n: usize) -> OrNumber<usize> {
+        OrNumber::Value(n)
+    }
+}
+
+/// `where`: elements of `a` where the bool `cond` holds, else of `b` — a value, or a number (a
+/// scalar of `a`'s dtype, made for the op); all three broadcast.
+pub(crate) fn select<G: Graph>(g: &mut G, a: &G::V, cond: &G::V, b: OrNumber<&G::V>) -> Result<G::V> {
+    match b {
+        OrNumber::Value(b) => g.op(Op::Where {}, &[a, cond, b]),
+        OrNumber::Number(x) => {
+            let (_, d) = g.meta(a)?;
+            let s = g.scalar(x, d)?;
+            g.op(Op::Where {}, &[a, cond, &s])
+        }
+    }
 }
 
 /// `oneHot(depth)`: int32 indices → float32 `[…, depth]` with 1 at each index (0 for one out of

@@ -293,6 +293,35 @@ pub enum SplitSizes {
     Sizes(Vec<i64>),
 }
 
+/// `split` as TF.js's `numOrSizes` says: the sizes `how` gives the axis, whose length must be known.
+pub(crate) fn split_by<G: Graph>(g: &mut G, x: &G::V, how: &SplitSizes, axis: i64) -> Result<Vec<G::V>> {
+    let dims = g.meta(x)?.0;
+    let ax = crate::ops::infer::axis("split", axis, dims.len())?;
+    let len = dims[ax]
+        .ok_or_else(|| crate::error::Error::InvalidProgram("split: a scalar or a dynamic axis".into()))?;
+    split(g, x, &split_sizes(len, how)?, axis)
+}
+
+impl From<i64> for SplitSizes {
+    /// Equal parts.
+    fn from(parts: i64) -> SplitSizes {
+        SplitSizes::Parts(parts)
+    }
+}
+
+impl From<&[i64]> for SplitSizes {
+    /// These sizes.
+    fn from(sizes: &[i64]) -> SplitSizes {
+        SplitSizes::Sizes(sizes.to_vec())
+    }
+}
+
+impl From<&SplitSizes> for SplitSizes {
+    fn from(how: &SplitSizes) -> SplitSizes {
+        how.clone()
+    }
+}
+
 /// The sizes `how` gives an axis of `len` (`INVALID_ARGUMENT` naming the bad part).
 pub(crate) fn split_sizes(len: usize, how: &SplitSizes) -> Result<Vec<usize>> {
     let sizes = match how {
