@@ -159,6 +159,43 @@ impl From<Fill> for Num {
     }
 }
 
+/// A newtype over `Vec<i64>` (`Coords`, `Axes`): read as the slice, made from a `Vec`, a slice, a
+/// reference to an array or one number.
+macro_rules! list_of_i64 {
+    ($t:ident) => {
+        impl std::ops::Deref for $t {
+            type Target = [i64];
+            fn deref(&self) -> &[i64] {
+                &self.0
+            }
+        }
+
+        impl From<Vec<i64>> for $t {
+            fn from(v: Vec<i64>) -> $t {
+                $t(v)
+            }
+        }
+
+        impl From<&[i64]> for $t {
+            fn from(v: &[i64]) -> $t {
+                $t(v.to_vec())
+            }
+        }
+
+        impl<const N: usize> From<&[i64; N]> for $t {
+            fn from(v: &[i64; N]) -> $t {
+                $t(v.to_vec())
+            }
+        }
+
+        impl From<i64> for $t {
+            fn from(a: i64) -> $t {
+                $t(vec![a])
+            }
+        }
+    };
+}
+
 /// Per-dimension coordinates or counts from the first dimension on (`slice`'s `begin` and `size`);
 /// a missing entry takes the op's default. JS: one number (a rank-1 tensor's, as TF.js) or an
 /// array; from Rust an array, a slice, a `Vec` or one number.
@@ -170,40 +207,11 @@ impl Coords {
     pub const NONE: Coords = Coords(Vec::new());
 }
 
-impl std::ops::Deref for Coords {
-    type Target = [i64];
-    fn deref(&self) -> &[i64] {
-        &self.0
-    }
-}
-
-impl From<Vec<i64>> for Coords {
-    fn from(v: Vec<i64>) -> Coords {
-        Coords(v)
-    }
-}
-
-impl From<&[i64]> for Coords {
-    fn from(v: &[i64]) -> Coords {
-        Coords(v.to_vec())
-    }
-}
+list_of_i64!(Coords);
 
 impl<const N: usize> From<[i64; N]> for Coords {
     fn from(v: [i64; N]) -> Coords {
         Coords(v.to_vec())
-    }
-}
-
-impl<const N: usize> From<&[i64; N]> for Coords {
-    fn from(v: &[i64; N]) -> Coords {
-        Coords(v.to_vec())
-    }
-}
-
-impl From<i64> for Coords {
-    fn from(a: i64) -> Coords {
-        Coords(vec![a])
     }
 }
 
@@ -217,33 +225,4 @@ impl Axes {
     pub const ALL: Axes = Axes(Vec::new());
 }
 
-impl std::ops::Deref for Axes {
-    type Target = [i64];
-    fn deref(&self) -> &[i64] {
-        &self.0
-    }
-}
-
-impl From<Vec<i64>> for Axes {
-    fn from(v: Vec<i64>) -> Axes {
-        Axes(v)
-    }
-}
-
-impl From<&[i64]> for Axes {
-    fn from(v: &[i64]) -> Axes {
-        Axes(v.to_vec())
-    }
-}
-
-impl<const N: usize> From<&[i64; N]> for Axes {
-    fn from(v: &[i64; N]) -> Axes {
-        Axes(v.to_vec())
-    }
-}
-
-impl From<i64> for Axes {
-    fn from(a: i64) -> Axes {
-        Axes(vec![a])
-    }
-}
+list_of_i64!(Axes);

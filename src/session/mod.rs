@@ -334,7 +334,8 @@ impl Session {
 
     /// Why `tidy` refuses an async function (or one that returned a promise): its tensors would
     /// be disposed before it finishes.
-    pub fn tidy_refuses_async() -> crate::Error {
+    #[cfg(web)]
+    pub(crate) fn tidy_refuses_async() -> crate::Error {
         crate::Error::InvalidArgument(
             "tidy cannot take an async function: tensors would be disposed before it finishes".into(),
         )
