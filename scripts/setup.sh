@@ -24,6 +24,9 @@ command -v npm >/dev/null 2>&1 || need_pkg npm
 if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
   for p in curl ca-certificates build-essential; do need_pkg "$p"; done
 fi
+# Python with venv and pip: the ONNX test data comes from pinned PyPI packages (scripts/onnx-venv.sh)
+command -v python3 >/dev/null 2>&1 || need_pkg python3
+if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then need_pkg python3-venv; fi
 if [ ${#apt_pkgs[@]} -gt 0 ]; then
   log "apt-get install ${apt_pkgs[*]}"
   $SUDO apt-get update -qq

@@ -18,7 +18,10 @@ step "clippy (native)"
 cargo clippy --all-targets -- -D warnings
 step "clippy (wasm32)"
 cargo clippy --all-targets --target wasm32-unknown-unknown -- -D warnings
-step "unit + native GPU tests"
+step "the ONNX backend node test cases (pinned onnx on PyPI, in a venv outside git)"
+AFFON_ONNX_NODE_CASES=$(scripts/onnx-cases.sh)
+export AFFON_ONNX_NODE_CASES
+step "unit + native GPU tests (the ONNX node suite among them)"
 cargo test
 step "fuzz targets, briefly (scripts/fuzz.sh runs them longer)"
 scripts/fuzz.sh "${FUZZ_SECONDS:-10}"

@@ -38,6 +38,7 @@ pub mod executable;
 mod forgotten;
 mod host;
 mod kernels;
+pub mod onnx;
 pub mod ops;
 mod platform;
 pub mod pool;

@@ -190,6 +190,27 @@ export async function profileCase(session) {
           k.tensorsAdded, k.totalTensorsSnapshot, info.kernels[1].totalTensorsSnapshot];
 }
 
+// A token id past the vocabulary, from JS: the gather succeeds, its first readback is an AffonError
+// naming the op and the index, the next one reads (zeros where the id was bad); a program's node is
+// named, and sync() reports too — each once.
+export async function gatherCheckFromJs(session, Program) {
+  const out = {};
+  const caught = async (f) => { try { await f(); return 'no error'; } catch (e) { return `${e.name}:${e.code}:${e.message}`; } };
+  const vocab = session.tensor(new Float32Array([1, 2, 3, 4, 5, 6]), [3, 2]);
+  const ids = session.tensor([2, 3], [2], 'int32');
+  const rows = vocab.gather(ids);
+  out.first = await caught(() => rows.array());
+  out.second = JSON.stringify(await rows.array());
+  const p = new Program('lookup');
+  p.output('h', p.gather(p.input('table', 'float32', [3, 2]), p.input('ids', 'int32', [-1]), 0));
+  const { h } = session.compile(p).run({ table: vocab, ids: session.tensor([-4], [1], 'int32') });
+  out.sync = await caught(() => session.sync());
+  out.syncAgain = await caught(() => session.sync());
+  out.program = JSON.stringify(await h.array());
+  const { h: h2 } = session.compile(p).run({ table: vocab, ids: session.tensor([5], [1], 'int32') });
+  out.programRead = await caught(() => h2.data());
+  return out;
+}
 "#)]
 extern "C" {
     #[wasm_bindgen(js_name = apiExample)]
@@ -198,6 +219,8 @@ extern "C" {
     fn tfjs_cases(session: JsValue) -> JsValue;
     #[wasm_bindgen(js_name = profileCase)]
     async fn profile_case(session: JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = gatherCheckFromJs)]
+    async fn gather_check_from_js(session: JsValue, program: JsValue) -> JsValue;
 }
 
 fn bools(v: &JsValue) -> Vec<bool> {
@@ -328,34 +351,6 @@ async fn split_reductions_are_planned_and_accounted() {
 #[wasm_bindgen_test]
 async fn line_parts_are_planned_and_accounted() {
     fusion::line_parts_are_planned_and_accounted(&session().await).await;
-}
-
-#[wasm_bindgen(inline_js = r#"
-// A token id past the vocabulary, from JS: the gather succeeds, its first readback is an AffonError
-// naming the op and the index, the next one reads (zeros where the id was bad); a program's node is
-// named, and sync() reports too — each once.
-export async function gatherCheckFromJs(session, Program) {
-  const out = {};
-  const caught = async (f) => { try { await f(); return 'no error'; } catch (e) { return `${e.name}:${e.code}:${e.message}`; } };
-  const vocab = session.tensor(new Float32Array([1, 2, 3, 4, 5, 6]), [3, 2]);
-  const ids = session.tensor([2, 3], [2], 'int32');
-  const rows = vocab.gather(ids);
-  out.first = await caught(() => rows.array());
-  out.second = JSON.stringify(await rows.array());
-  const p = new Program('lookup');
-  p.output('h', p.gather(p.input('table', 'float32', [3, 2]), p.input('ids', 'int32', [-1]), 0));
-  const { h } = session.compile(p).run({ table: vocab, ids: session.tensor([-4], [1], 'int32') });
-  out.sync = await caught(() => session.sync());
-  out.syncAgain = await caught(() => session.sync());
-  out.program = JSON.stringify(await h.array());
-  const { h: h2 } = session.compile(p).run({ table: vocab, ids: session.tensor([5], [1], 'int32') });
-  out.programRead = await caught(() => h2.data());
-  return out;
-}
-"#)]
-extern "C" {
-    #[wasm_bindgen(js_name = gatherCheckFromJs)]
-    async fn gather_check_from_js(session: JsValue, program: JsValue) -> JsValue;
 }
 
 #[wasm_bindgen_test]

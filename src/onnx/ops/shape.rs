@@ -1,0 +1,516 @@
+//! Shape ONNX ops, and the host folding of the shape computations exports make (`Shape → Gather →
+//! Concat → Reshape`): an op whose inputs are all host values is computed at import.
+
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::onnx::host::Values;
+use crate::onnx::import::Cx;
+use crate::ops::compose::Graph;
+use crate::ops::{Op, SplitSizes};
+use crate::program::NodeId;
+
+/// Computes `op` at import when it is one of the shape computations and its inputs are known
+/// (`Shape` and `Size` need only static dims); `false` otherwise.
+pub(super) fn fold(cx: &mut Cx, op: &str) -> Result<bool> {
+    let v = match op {
+        "Constant" => constant(cx)?,
+        "Shape" | "Size" => match cx.meta(0)?.0.iter().copied().collect::<Option<Vec<usize>>>() {
+            Some(dims) => shape_of(cx, op, &dims),
+            None => return Err(cx.unsupported("the shape of a symbolic dim (fix it with inputShapes)")),
+        },
+        "ConstantOfShape" | "Range" => match op {
+            "Range" => range(cx)?,
+            _ => constant_of_shape(cx)?,
+        },
+        _ => {
+            let n = cx.node.input.len();
+            let known = n > 0 && (0..n).all(|i| cx.input_name(i).is_none_or(|x| cx.im.host(x).is_some()));
+            if !known {
+                return Ok(false);
+            }
+            match host_op(cx, op)? {
+                Some(v) => v,
+                None => return Ok(false),
+            }
+        }
+    };
+    cx.set_host(0, v);
+    Ok(true)
+}
+
+fn constant(cx: &mut Cx) -> Result<Values> {
+    if let Some(t) = cx.tensor("value")? {
+        return Ok(t);
+    }
+    if let Some(v) = cx.ints("value_ints") {
+        return Ok(Values::ints(&v));
+    }
+    if cx.has_attr("value_int") {
+        return Ok(Values {
+            data: vec![cx.int("value_int", 0) as f64],
+            shape: vec![],
+            dtype: DType::Int32,
+        });
+    }
+    if cx.has_attr("value_float") {
+        let f = cx.float("value_float", 0.0);
+        return Ok(Values {
+            data: vec![f],
+            shape: vec![],
+            dtype: DType::Float32,
+        });
+    }
+    Err(cx.unsupported("a Constant without a tensor, int or float value"))
+}
+
+fn shape_of(cx: &Cx, op: &str, dims: &[usize]) -> Values {
+    if op == "Size" {
+        let n: usize = dims.iter().product();
+        return Values {
+            data: vec![n as f64],
+            shape: vec![],
+            dtype: DType::Int32,
+        };
+    }
+    let r = dims.len() as i64;
+    let clamp = |x: i64| (if x < 0 { x + r } else { x }).clamp(0, r) as usize;
+    let (s, e) = (clamp(cx.int("start", 0)), clamp(cx.int("end", r)));
+    let d: Vec<i64> = dims[s..e.max(s)].iter().map(|&x| x as i64).collect();
+    Values::ints(&d)
+}
+
+fn range(cx: &mut Cx) -> Result<Values> {
+    let get =
+        |cx: &Cx, i| -> Result<Values> { cx.host_input(i)?.ok_or_else(|| cx.unsupported("a missing input")) };
+    let (start, limit, delta) = (get(cx, 0)?, get(cx, 1)?, get(cx, 2)?);
+    let first = |v: &Values| {
+        v.data
+            .first()
+            .copied()
+            .ok_or_else(|| cx.unsupported("an empty Range input"))
+    };
+    let (a, b, d) = (first(&start)?, first(&limit)?, first(&delta)?);
+    let n = ((b - a) / d).ceil().max(0.0);
+    if !(n >= 1.0 && n <= crate::shape::MAX_ELEMENTS as f64) {
+        return Err(cx.unsupported(format!("a Range of {n} elements")));
+    }
+    let data = (0..n as usize).map(|i| a + i as f64 * d).collect();
+    Ok(Values {
+        data,
+        shape: vec![n as usize],
+        dtype: start.dtype,
+    })
+}
+
+fn constant_of_shape(cx: &mut Cx) -> Result<Values> {
+    let dims = cx.host_input(0)?.map(|v| v.as_ints()).unwrap_or_default();
+    let value = cx.tensor("value")?.unwrap_or(Values {
+        data: vec![0.0],
+        shape: vec![1],
+        dtype: DType::Float32,
+    });
+    let shape: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
+    let n: usize = shape.iter().product();
+    if n == 0 || n > (1 << 24) {
+        return Err(cx.unsupported(format!("ConstantOfShape of {shape:?}")));
+    }
+    let fill = value.data.first().copied().unwrap_or(0.0);
+    Ok(Values {
+        data: vec![fill; n],
+        shape,
+        dtype: value.dtype,
+    })
+}
+
+/// The shape computations folded on the host; `None` for any other op.
+fn host_op(cx: &mut Cx, op: &str) -> Result<Option<Values>> {
+    let Some(a) = cx.host_input(0)? else {
+        return Ok(None);
+    };
+    let small = a.data.len() <= 4096;
+    Ok(match op {
+        "Identity" | "Cast" if small => {
+            let dtype = match op {
+                "Cast" => crate::onnx::host::dtype(cx.int("to", 1) as i32, "Cast's 'to'")?,
+                _ => a.dtype,
+            };
+            let data = a.data.iter().map(|&x| cast(x, dtype)).collect();
+            Some(Values {
+                data,
+                shape: a.shape,
+                dtype,
+            })
+        }
+        "Unsqueeze" | "Squeeze" | "Reshape" | "Flatten" if small => {
+            let shape = host_shape(cx, op, &a.shape)?;
+            Some(Values { shape, ..a })
+        }
+        "Add" | "Sub" | "Mul" | "Div" | "Equal" if small => {
+            let Some(b) = cx.host_input(1)? else {
+                return Ok(None);
+            };
+            elementwise(op, &a, &b)
+        }
+        "Gather" if small && a.shape.len() == 1 => {
+            let Some(idx) = cx.host_input(1)? else {
+                return Ok(None);
+            };
+            let n = a.data.len() as i64;
+            let pick = |&i: &f64| -> Option<f64> {
+                let i = if i < 0.0 { i as i64 + n } else { i as i64 };
+                (0..n).contains(&i).then(|| a.data[i as usize])
+            };
+            let data: Option<Vec<f64>> = idx.data.iter().map(pick).collect();
+            data.map(|data| Values {
+                data,
+                shape: idx.shape,
+                dtype: a.dtype,
+            })
+        }
+        "Concat" if small && a.shape.len() == 1 => {
+            let mut data = vec![];
+            for i in 0..cx.node.input.len() {
+                data.extend(cx.host_input(i)?.map(|v| v.data).unwrap_or_default());
+            }
+            let n = data.len();
+            Some(Values {
+                data,
+                shape: vec![n],
+                dtype: a.dtype,
+            })
+        }
+        _ => None,
+    })
+}
+
+/// The dims a `Reshape`, `Flatten`, `Squeeze` or `Unsqueeze` gives a host value of dims `dims`.
+fn host_shape(cx: &Cx, op: &str, dims: &[usize]) -> Result<Vec<usize>> {
+    let n: usize = dims.iter().product();
+    let rank = dims.len() as i64;
+    let norm = |x: i64, r: i64| (if x < 0 { x + r } else { x }) as usize;
+    Ok(match op {
+        "Reshape" => {
+            let target = cx.host_input(1)?.map(|v| v.as_ints()).unwrap_or_default();
+            let mut out: Vec<i64> = target
+                .iter()
+                .enumerate()
+                .map(|(i, &d)| match d {
+                    0 => dims.get(i).map_or(0, |&x| x as i64),
+                    d => d,
+                })
+                .collect();
+            let known: i64 = out.iter().filter(|&&d| d >= 0).product();
+            if let Some(d) = out.iter_mut().find(|d| **d < 0) {
+                *d = n as i64 / known.max(1);
+            }
+            out.iter().map(|&d| d.max(0) as usize).collect()
+        }
+        "Flatten" => {
+            let axis = norm(cx.int("axis", 1), rank).min(dims.len());
+            vec![dims[..axis].iter().product(), dims[axis..].iter().product()]
+        }
+        "Squeeze" => {
+            let axes: Vec<usize> = cx
+                .ints_from("axes", 1, 13)?
+                .unwrap_or_default()
+                .iter()
+                .map(|&x| norm(x, rank))
+                .collect();
+            let keep = |&(i, &d): &(usize, &usize)| {
+                if axes.is_empty() {
+                    d != 1
+                } else {
+                    !axes.contains(&i)
+                }
+            };
+            dims.iter().enumerate().filter(keep).map(|(_, &d)| d).collect()
+        }
+        _ => {
+            let axes = cx.ints_from("axes", 1, 13)?.unwrap_or_default();
+            let out_rank = rank + axes.len() as i64;
+            let mut axes: Vec<usize> = axes.iter().map(|&x| norm(x, out_rank)).collect();
+            axes.sort_unstable();
+            let mut out = dims.to_vec();
+            for ax in axes {
+                out.insert(ax.min(out.len()), 1);
+            }
+            out
+        }
+    })
+}
+
+fn cast(x: f64, dtype: DType) -> f64 {
+    match dtype {
+        DType::Float32 => x as f32 as f64,
+        DType::Bool => (x != 0.0) as u8 as f64,
+        _ => x.trunc(),
+    }
+}
+
+/// Same-shape or scalar operands only (what shape computations use).
+fn elementwise(op: &str, a: &Values, b: &Values) -> Option<Values> {
+    if a.data.is_empty() || b.data.is_empty() {
+        return None;
+    }
+    let n = a.data.len().max(b.data.len());
+    let (sa, sb) = (a.data.len() == 1, b.data.len() == 1);
+    if !(a.data.len() == b.data.len() || sa || sb) {
+        return None;
+    }
+    let int = a.dtype != DType::Float32;
+    let data = (0..n)
+        .map(|i| {
+            let (x, y) = (a.data[if sa { 0 } else { i }], b.data[if sb { 0 } else { i }]);
+            match op {
+                "Add" => x + y,
+                "Sub" => x - y,
+                "Mul" => x * y,
+                "Div" if int => (x / y).trunc(),
+                "Div" => x / y,
+                _ => (x == y) as u8 as f64,
+            }
+        })
+        .collect();
+    let shape = if a.data.len() >= b.data.len() {
+        a.shape.clone()
+    } else {
+        b.shape.clone()
+    };
+    let dtype = if op == "Equal" { DType::Bool } else { a.dtype };
+    Some(Values { data, shape, dtype })
+}
+
+/// Translates a shape op on program nodes; `false` when `op` is not one.
+pub(super) fn translate(cx: &mut Cx, op: &str) -> Result<bool> {
+    let y = match op {
+        "Reshape" | "Flatten" | "Squeeze" | "Unsqueeze" => {
+            let a = cx.input(0)?;
+            reshape_like(cx, op, a)?
+        }
+        "Transpose" => {
+            let a = cx.input(0)?;
+            let perm = cx.ints("perm");
+            cx.im.p.op(Op::Transpose { perm }, &[a])?
+        }
+        "Concat" => {
+            let nodes = (0..cx.node.input.len())
+                .map(|i| cx.input(i))
+                .collect::<Result<Vec<_>>>()?;
+            let axis = cx.int("axis", 0);
+            cx.im.p.concat(&nodes, axis)?
+        }
+        "Split" => return split(cx).map(|_| true),
+        "Slice" => slice(cx)?,
+        "Gather" => gather(cx)?,
+        "Tile" => {
+            let a = cx.input(0)?;
+            let reps = cx.host_input(1)?.map(|v| v.as_ints()).unwrap_or_default();
+            cx.im.p.tile(a, reps)?
+        }
+        "Pad" => pad(cx)?,
+        "Expand" => expand(cx)?,
+        _ => return Ok(false),
+    };
+    cx.set(0, y);
+    Ok(true)
+}
+
+/// `Reshape` (0 copies the input's dim unless `allowzero`), `Flatten`, `Squeeze`, `Unsqueeze`.
+fn reshape_like(cx: &mut Cx, op: &str, a: NodeId) -> Result<NodeId> {
+    let (dims, _) = cx.im.p.meta(&a)?;
+    let rank = dims.len() as i64;
+    match op {
+        "Reshape" => {
+            let mut shape = cx.host_input(1)?.map(|v| v.as_ints()).unwrap_or_default();
+            if cx.int("allowzero", 0) == 0 {
+                for (i, d) in shape.iter_mut().enumerate() {
+                    if *d == 0 {
+                        *d = dims.get(i).copied().flatten().map_or(-1, |x| x as i64);
+                    }
+                }
+            }
+            cx.im.p.reshape(a, shape)
+        }
+        "Flatten" => {
+            let axis = cx.int("axis", 1);
+            let axis = if axis < 0 { axis + rank } else { axis } as usize;
+            let lead: Option<usize> = dims[..axis.min(dims.len())].iter().copied().product();
+            cx.im.p.reshape(a, vec![lead.map_or(-1, |n| n as i64), -1])
+        }
+        "Squeeze" => {
+            let axes = cx.ints_from("axes", 1, 13)?.unwrap_or_default();
+            cx.im.p.squeeze(a, axes)
+        }
+        _ => {
+            let axes = cx.ints_from("axes", 1, 13)?.unwrap_or_default();
+            let out_rank = rank + axes.len() as i64;
+            let mut axes: Vec<i64> = axes
+                .iter()
+                .map(|&x| if x < 0 { x + out_rank } else { x })
+                .collect();
+            axes.sort_unstable();
+            let mut y = a;
+            for ax in axes {
+                y = cx.im.p.expand_dims(y, ax)?;
+            }
+            Ok(y)
+        }
+    }
+}
+
+/// `Split`: sizes from the attribute (before 13), the input (from 13) or `num_outputs`.
+fn split(cx: &mut Cx) -> Result<()> {
+    let a = cx.input(0)?;
+    let axis = cx.int("axis", 0);
+    let sizes = cx.ints_from("split", 1, 13)?;
+    let how = match sizes {
+        Some(s) => SplitSizes::Sizes(s),
+        None => SplitSizes::Parts(cx.int("num_outputs", cx.outputs() as i64)),
+    };
+    let parts = match &how {
+        SplitSizes::Parts(n) if cx.has_attr("num_outputs") => uneven(cx, a, *n, axis)?,
+        _ => cx.im.p.split_by(a, how, axis)?,
+    };
+    for (i, y) in parts.into_iter().enumerate() {
+        cx.set(i, y);
+    }
+    Ok(())
+}
+
+/// `num_outputs` parts of ⌈len / n⌉, the last smaller (opset 18).
+fn uneven(cx: &mut Cx, a: NodeId, n: i64, axis: i64) -> Result<Vec<NodeId>> {
+    let dims = cx.dims(0)?;
+    let ax = crate::ops::infer::axis("Split", axis, dims.len())?;
+    let len = dims[ax] as i64;
+    let each = (len + n - 1) / n.max(1);
+    let mut sizes = vec![];
+    let mut left = len;
+    while left > 0 {
+        sizes.push(each.min(left));
+        left -= each;
+    }
+    cx.im.p.split_by(a, SplitSizes::Sizes(sizes), axis)
+}
+
+/// `Slice` with unit steps: starts/ends (clamped, negative from the end) per axis.
+fn slice(cx: &mut Cx) -> Result<NodeId> {
+    let a = cx.input(0)?;
+    let dims = cx.dims(0)?;
+    let (starts, ends, axes, steps) = if cx.im.opset < 10 {
+        (
+            cx.ints("starts").unwrap_or_default(),
+            cx.ints("ends").unwrap_or_default(),
+            cx.ints("axes"),
+            None,
+        )
+    } else {
+        let get = |cx: &Cx, i| cx.host_input(i).map(|v| v.map(|v| v.as_ints()));
+        (
+            get(cx, 1)?.unwrap_or_default(),
+            get(cx, 2)?.unwrap_or_default(),
+            get(cx, 3)?,
+            get(cx, 4)?,
+        )
+    };
+    if steps.iter().flatten().any(|&s| s != 1) {
+        return Err(cx.unsupported("steps other than 1"));
+    }
+    let r = dims.len() as i64;
+    let axes = axes.unwrap_or_else(|| (0..starts.len() as i64).collect());
+    if starts.len() != axes.len() || ends.len() != axes.len() || axes.iter().any(|&x| x < -r || x >= r) {
+        return Err(cx.unsupported(format!(
+            "starts {starts:?}, ends {ends:?} and axes {axes:?} do not fit rank {r}"
+        )));
+    }
+    let (mut begin, mut size) = (vec![0i64; dims.len()], vec![-1i64; dims.len()]);
+    for (k, &ax) in axes.iter().enumerate() {
+        let ax = (if ax < 0 { ax + r } else { ax }) as usize;
+        let d = dims[ax] as i64;
+        let clamp = |x: i64| (if x < 0 { x + d } else { x }).clamp(0, d);
+        let (s, e) = (clamp(starts[k]), clamp(ends[k]));
+        if e <= s {
+            return Err(cx.unsupported("an empty slice (empty tensors are not supported yet)"));
+        }
+        (begin[ax], size[ax]) = (s, e - s);
+    }
+    cx.im.p.slice(a, begin, size)
+}
+
+/// `Gather`: negative indices count from the end (known ones are rewritten at import).
+fn gather(cx: &mut Cx) -> Result<NodeId> {
+    let a = cx.input(0)?;
+    let axis = cx.int("axis", 0);
+    let dims = cx.meta(0)?.0;
+    let ax = crate::ops::infer::axis("Gather", axis, dims.len())?;
+    let idx = match (cx.input_name(1).and_then(|n| cx.im.host(n)).cloned(), dims[ax]) {
+        (Some(mut h), Some(n)) => {
+            h.data.iter_mut().for_each(|i| {
+                if *i < 0.0 {
+                    *i += n as f64
+                }
+            });
+            cx.im.p.constant(&h.data, &h.shape, DType::Int32)?
+        }
+        (_, Some(n)) => {
+            let i = cx.input(1)?;
+            let p = &mut cx.im.p;
+            let neg = p.binary_scalar(crate::ops::BinaryOp::Less, i, 0.0)?;
+            let wrapped = p.binary_scalar(crate::ops::BinaryOp::Add, i, n as f64)?;
+            p.select(wrapped, neg, i)?
+        }
+        _ => cx.input(1)?,
+    };
+    cx.im.p.gather(a, idx, axis)
+}
+
+/// `Pad` in `constant` mode (pads from the attribute before 11, else the input).
+fn pad(cx: &mut Cx) -> Result<NodeId> {
+    let mode = cx.string("mode", "constant");
+    if mode != "constant" {
+        return Err(cx.unsupported(format!("mode '{mode}'")));
+    }
+    let a = cx.input(0)?;
+    let rank = cx.meta(0)?.0.len();
+    let (pads, value) = if cx.im.opset < 11 {
+        (cx.ints("pads").unwrap_or_default(), cx.float("value", 0.0))
+    } else {
+        let pads = cx.host_input(1)?.map(|v| v.as_ints()).unwrap_or_default();
+        let value = cx
+            .host_input(2)?
+            .map_or(0.0, |v| v.data.first().copied().unwrap_or(0.0));
+        (pads, value)
+    };
+    let axes = match cx.im.opset >= 18 {
+        true => cx.host_input(3)?.map(|v| v.as_ints()),
+        false => None,
+    };
+    let axes = axes.unwrap_or_else(|| (0..rank as i64).collect());
+    let r = rank as i64;
+    if pads.len() != 2 * axes.len() || axes.iter().any(|&x| x < -r || x >= r) {
+        return Err(cx.unsupported(format!("pads {pads:?} for axes {axes:?} of rank {rank}")));
+    }
+    let mut pairs = vec![(0i64, 0i64); rank];
+    for (k, &ax) in axes.iter().enumerate() {
+        let ax = (if ax < 0 { ax + rank as i64 } else { ax }) as usize;
+        pairs[ax] = (pads[k], pads[k + axes.len()]);
+    }
+    if pairs.iter().any(|&(b, e)| b < 0 || e < 0) {
+        return Err(cx.unsupported("negative pads"));
+    }
+    cx.im.p.pad(a, pairs, value)
+}
+
+/// `Expand`: broadcast to `shape` (against a zero of that shape).
+fn expand(cx: &mut Cx) -> Result<NodeId> {
+    let a = cx.input(0)?;
+    let (_, d) = cx.meta(0)?;
+    let shape = cx.host_input(1)?.map(|v| v.as_ints()).unwrap_or_default();
+    let dims: Vec<usize> = shape.iter().map(|&x| x.max(1) as usize).collect();
+    let n: usize = dims.iter().product();
+    let zero = cx.im.p.constant(&vec![0.0; n], &dims, d)?;
+    let op = match d {
+        DType::Bool => crate::ops::BinaryOp::LogicalOr,
+        _ => crate::ops::BinaryOp::Add,
+    };
+    cx.im.p.op(Op::Binary(op), &[a, zero])
+}
