@@ -35,6 +35,7 @@ pub(super) fn translate(cx: &mut Cx, op: &str) -> Result<bool> {
             cx.im.p.op(Op::Cast { dtype: d }, &[a])?
         }
         "Mod" => modulo(cx)?,
+        "Mish" | "Swish" | "Sinh" | "Cosh" | "Tan" | "Asinh" | "Acosh" | "Atanh" => math(cx, op)?,
         _ => match activation(cx, op)? {
             Some(y) => y,
             None => return Ok(false),
@@ -244,4 +245,70 @@ fn gelu(cx: &mut Cx, a: NodeId) -> Result<NodeId> {
         "none" => cx.im.p.op(Op::Unary(U::Gelu), &[a]),
         other => Err(cx.unsupported(format!("approximate = '{other}'"))),
     }
+}
+
+/// The functions made of the table's: `Mish`, `Swish`, the hyperbolic functions and their inverses,
+/// `Tan` (through `expm1`/`log1p` where that keeps them accurate near 0).
+fn math(cx: &mut Cx, op: &str) -> Result<NodeId> {
+    let a = cx.input(0)?;
+    let alpha = cx.float("alpha", 1.0);
+    let p = &mut cx.im.p;
+    let u = |p: &mut crate::Program, f: U, x: NodeId| p.op(Op::Unary(f), &[x]);
+    let b = |p: &mut crate::Program, f: B, x: NodeId, y: NodeId| p.op(Op::Binary(f), &[x, y]);
+    Ok(match op {
+        "Mish" => {
+            let t = u(p, U::Softplus, a)?;
+            let t = u(p, U::Tanh, t)?;
+            b(p, B::Mul, a, t)?
+        }
+        "Swish" => {
+            let t = p.binary_scalar(B::Mul, a, alpha)?;
+            let t = u(p, U::Sigmoid, t)?;
+            b(p, B::Mul, a, t)?
+        }
+        "Sinh" | "Cosh" => {
+            let (e, n) = (u(p, U::Expm1, a)?, u(p, U::Neg, a)?);
+            let f = u(p, U::Expm1, n)?;
+            let s = match op {
+                "Sinh" => b(p, B::Sub, e, f)?,
+                _ => {
+                    let t = b(p, B::Add, e, f)?;
+                    p.binary_scalar(B::Add, t, 2.0)?
+                }
+            };
+            p.binary_scalar(B::Mul, s, 0.5)?
+        }
+        "Tan" => {
+            let (s, c) = (u(p, U::Sin, a)?, u(p, U::Cos, a)?);
+            b(p, B::Div, s, c)?
+        }
+        "Asinh" => {
+            // sign(x) · log1p(|x| + x² / (1 + √(x² + 1)))
+            let (m, sq) = (u(p, U::Abs, a)?, u(p, U::Square, a)?);
+            let r = p.binary_scalar(B::Add, sq, 1.0)?;
+            let r = u(p, U::Sqrt, r)?;
+            let d = p.binary_scalar(B::Add, r, 1.0)?;
+            let q = b(p, B::Div, sq, d)?;
+            let t = b(p, B::Add, m, q)?;
+            let l = u(p, U::Log1p, t)?;
+            let s = u(p, U::Sign, a)?;
+            b(p, B::Mul, s, l)?
+        }
+        "Acosh" => {
+            let sq = u(p, U::Square, a)?;
+            let r = p.binary_scalar(B::Sub, sq, 1.0)?;
+            let r = u(p, U::Sqrt, r)?;
+            let t = b(p, B::Add, a, r)?;
+            u(p, U::Log, t)?
+        }
+        _ => {
+            // ½ · log1p(2x / (1 − x))
+            let n = u(p, U::Neg, a)?;
+            let d = p.binary_scalar(B::Add, n, 1.0)?;
+            let t = b(p, B::Div, a, d)?;
+            let t = p.binary_scalar(B::Mul, t, 2.0)?;
+            let l = u(p, U::Log1p, t)?;
+            p.binary_scalar(B::Mul, l, 0.5)?
+        }
+    })
 }

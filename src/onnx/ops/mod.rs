@@ -1,10 +1,11 @@
 //! ONNX ops as program nodes, one function per op type (or per family of ops affon's table already
 //! has, mapped, not re-implemented), grouped by concept: `elementwise.rs`, `shape.rs` (with the host
-//! folding of shape computations), `nn.rs`, `reduce.rs`. Each reads its node through
+//! folding of shape computations), `nn.rs`, `norm.rs`, `reduce.rs`. Each reads its node through
 //! [`Cx`](super::import::Cx) and sets its outputs.
 
 mod elementwise;
 mod nn;
+mod norm;
 mod reduce;
 mod shape;
 
@@ -35,6 +36,7 @@ pub(crate) fn translate(im: &mut Import, node: &NodeProto) -> Result<()> {
     }
     if elementwise::translate(&mut cx, &op)?
         || shape::translate(&mut cx, &op)?
+        || norm::translate(&mut cx, &op)?
         || nn::translate(&mut cx, &op)?
         || reduce::translate(&mut cx, &op)?
     {

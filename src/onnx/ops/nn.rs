@@ -2,7 +2,6 @@
 //! convolutions and pools — ONNX's NCHW around affon's NHWC kernels (transposes the fusion and
 //! layout passes see like any other node).
 
-use crate::dtype::DType;
 use crate::error::Result;
 use crate::onnx::import::Cx;
 use crate::ops::{BinaryOp as B, Op, Pad, PadMode, Pair, ReduceOp};
@@ -24,7 +23,6 @@ pub(super) fn translate(cx: &mut Cx, op: &str) -> Result<bool> {
             cx.im.p.cumsum(a, axis, ex, rev)?
         }
         "BatchNormalization" => batch_norm(cx)?,
-        "LayerNormalization" => layer_norm(cx)?,
         "Conv" => conv(cx)?,
         "MaxPool" | "AveragePool" => pool(cx, op)?,
         "GlobalAveragePool" | "GlobalMaxPool" => {
@@ -148,28 +146,14 @@ fn batch_norm(cx: &mut Cx) -> Result<NodeId> {
     cx.im.p.batch_norm(x, mean, var, Some(bias), Some(scale), eps)
 }
 
-/// `LayerNormalization` over the last axis.
-fn layer_norm(cx: &mut Cx) -> Result<NodeId> {
-    let rank = cx.meta(0)?.0.len() as i64;
-    let axis = cx.int("axis", -1);
-    if axis != -1 && axis != rank - 1 || cx.node.output.iter().skip(1).any(|o| !o.is_empty()) {
-        return Err(
-            cx.unsupported("normalising other than the last axis, or its mean and inverse deviation outputs")
-        );
-    }
-    let (x, scale) = (cx.input(0)?, cx.input(1)?);
-    let bias = match cx.opt_input(2)? {
-        Some(b) => b,
-        None => cx.im.p.binary_scalar(B::Mul, scale, 0.0)?,
-    };
-    let eps = cx.float("epsilon", 1e-5);
-    cx.im.p.layer_norm(x, scale, bias, eps)
-}
-
-/// A 2-D window's attributes as affon takes them: strides, padding, dilations (NCHW dims `dims`).
-fn window(cx: &Cx, dims: &[usize], kernel: (usize, usize)) -> Result<(Pair, Pad, Pair)> {
+/// A 2-D window's attributes as affon takes them: strides, padding, dilations — a 1-D window's as
+/// a 2-D one of height 1 (`one_d`).
+fn window(cx: &Cx, one_d: bool) -> Result<(Pair, Pad, Pair)> {
     let pair = |name: &str| -> Result<Pair> {
-        let v = cx.ints(name).unwrap_or_else(|| vec![1, 1]);
+        let mut v = cx.ints(name).unwrap_or_else(|| vec![1; 2 - one_d as usize]);
+        if one_d && v.len() == 1 {
+            v.insert(0, 1);
+        }
         match v[..] {
             [h, w] if h > 0 && w > 0 => Ok(Pair(h as usize, w as usize)),
             _ => Err(cx.unsupported(format!("{name} {v:?}"))),
@@ -177,14 +161,14 @@ fn window(cx: &Cx, dims: &[usize], kernel: (usize, usize)) -> Result<(Pair, Pad,
     };
     let (strides, dilations) = (pair("strides")?, pair("dilations")?);
     let auto = cx.string("auto_pad", "NOTSET");
-    let pads = cx.ints("pads").unwrap_or_else(|| vec![0; 4]);
+    let pads = cx.ints("pads").unwrap_or_else(|| vec![0; 4 - 2 * one_d as usize]);
+    let even = !pads.is_empty() && pads.iter().all(|&p| p == pads[0]);
     let pad = match auto.as_str() {
         "VALID" => Pad::Mode(PadMode::Valid),
-        "SAME_UPPER" => Pad::Mode(PadMode::Same),
-        "NOTSET" if pads.iter().all(|&p| p == pads[0]) => Pad::Explicit(pads[0].max(0) as usize),
+        "SAME_UPPER" if !one_d => Pad::Mode(PadMode::Same),
+        "NOTSET" if even && (!one_d || pads[0] == 0) => Pad::Explicit(pads[0].max(0) as usize),
         _ => return Err(cx.unsupported(format!("auto_pad {auto} with pads {pads:?}"))),
     };
-    let _ = (dims, kernel);
     Ok((strides, pad, dilations))
 }
 
@@ -196,30 +180,47 @@ fn nchw(cx: &mut Cx, y: NodeId) -> Result<NodeId> {
     cx.im.p.transpose(y, Some(vec![0, 3, 1, 2]))
 }
 
-/// `Conv` in 2-D: `group` 1 (`conv2d`) or one group per input channel (`depthwiseConv2d`).
+/// A 1-D input as 2-D (a unit height at axis 2), and back.
+fn lift(cx: &mut Cx, x: NodeId, one_d: bool) -> Result<NodeId> {
+    match one_d {
+        true => cx.im.p.expand_dims(x, 2),
+        false => Ok(x),
+    }
+}
+fn lower(cx: &mut Cx, y: NodeId, one_d: bool) -> Result<NodeId> {
+    let y = nchw(cx, y)?;
+    match one_d {
+        true => cx.im.p.squeeze(y, vec![2]),
+        false => Ok(y),
+    }
+}
+
+/// `Conv` in 1-D or 2-D: `group` 1 (`conv2d`) or one group per input channel (`depthwiseConv2d`).
 fn conv(cx: &mut Cx) -> Result<NodeId> {
-    let dims = cx.dims(0)?;
-    let wdims = cx.dims(1)?;
-    if dims.len() != 4 || wdims.len() != 4 {
+    let (dims, wdims) = (cx.dims(0)?, cx.dims(1)?);
+    let one_d = dims.len() == 3 && wdims.len() == 3;
+    if !(one_d || dims.len() == 4 && wdims.len() == 4) {
         return Err(cx.unsupported(format!(
-            "a {}-D convolution (2-D only)",
+            "a {}-D convolution (1-D and 2-D only)",
             dims.len().saturating_sub(2)
         )));
     }
     let (c, m, group) = (dims[1], wdims[0], cx.int("group", 1) as usize);
-    let (strides, pad, dilations) = window(cx, &dims, (wdims[2], wdims[3]))?;
-    let (x, w) = (cx.input(0)?, cx.input(1)?);
-    let bias = cx.opt_input(2)?;
+    let (kh, kw) = if one_d {
+        (1, wdims[2])
+    } else {
+        (wdims[2], wdims[3])
+    };
+    let (strides, pad, dilations) = window(cx, one_d)?;
+    let (x, w, bias) = (cx.input(0)?, cx.input(1)?, cx.opt_input(2)?);
+    let (x, w) = (lift(cx, x, one_d)?, lift(cx, w, one_d)?);
     let xt = nhwc(cx, x)?;
     let p = &mut cx.im.p;
     let y = if group == 1 {
         let f = p.transpose(w, Some(vec![2, 3, 1, 0]))?; // [M, C, kh, kw] → [kh, kw, C, M]
         p.conv2d(xt, f, strides, pad, dilations)?
     } else if group == c && m % c == 0 {
-        let r = p.reshape(
-            w,
-            vec![c as i64, (m / c) as i64, wdims[2] as i64, wdims[3] as i64],
-        )?;
+        let r = p.reshape(w, vec![c as i64, (m / c) as i64, kh as i64, kw as i64])?;
         let f = p.transpose(r, Some(vec![2, 3, 0, 1]))?; // → [kh, kw, C, M/C]
         p.depthwise_conv2d(xt, f, strides, pad, dilations)?
     } else {
@@ -229,28 +230,33 @@ fn conv(cx: &mut Cx) -> Result<NodeId> {
         Some(b) => cx.im.p.op(Op::Binary(B::Add), &[y, b])?,
         None => y,
     };
-    nchw(cx, y)
+    lower(cx, y, one_d)
 }
 
-/// `MaxPool` / `AveragePool` in 2-D (no `ceil_mode`, dilations, or counted padding).
+/// `MaxPool` / `AveragePool` in 1-D or 2-D (no `ceil_mode`, dilations, or counted padding).
 fn pool(cx: &mut Cx, op: &str) -> Result<NodeId> {
     let dims = cx.dims(0)?;
-    let k = cx.ints("kernel_shape").unwrap_or_default();
-    if dims.len() != 4 || k.len() != 2 || cx.int("ceil_mode", 0) != 0 || cx.outputs() > 1 {
-        return Err(cx.unsupported("other than a 2-D window without ceil_mode or indices"));
+    let mut k = cx.ints("kernel_shape").unwrap_or_default();
+    let one_d = dims.len() == 3 && k.len() == 1;
+    if one_d {
+        k.insert(0, 1);
     }
-    let (strides, pad, dilations) = window(cx, &dims, (k[0] as usize, k[1] as usize))?;
+    let two_d = dims.len() == 4 && k.len() == 2;
+    if !(one_d || two_d) || cx.int("ceil_mode", 0) != 0 || cx.outputs() > 1 {
+        return Err(cx.unsupported("other than a 1-D or 2-D window without ceil_mode or indices"));
+    }
+    let (strides, pad, dilations) = window(cx, one_d)?;
     let counted = op == "AveragePool" && cx.int("count_include_pad", 0) != 0 && pad != Pad::Explicit(0);
-    if dilations != Pair(1, 1) || counted {
+    if dilations != Pair(1, 1) || counted || k.iter().any(|&x| x < 1) {
         return Err(cx.unsupported("dilations, or padding counted in the average"));
     }
     let x = cx.input(0)?;
+    let x = lift(cx, x, one_d)?;
     let xt = nhwc(cx, x)?;
     let size = Pair(k[0] as usize, k[1] as usize);
     let y = match op {
         "MaxPool" => cx.im.p.max_pool(xt, size, strides, pad)?,
         _ => cx.im.p.avg_pool(xt, size, strides, pad)?,
     };
-    let _ = DType::Float32;
-    nchw(cx, y)
+    lower(cx, y, one_d)
 }

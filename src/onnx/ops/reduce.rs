@@ -63,18 +63,31 @@ fn reduce(cx: &mut Cx, op: &str) -> Result<Option<NodeId>> {
     }))
 }
 
+/// `ArgMax`/`ArgMin`; with `select_last_index`, of the input reversed along the axis, counted back.
 fn arg(cx: &mut Cx, op: &str) -> Result<NodeId> {
-    if cx.int("select_last_index", 0) != 0 {
-        return Err(cx.unsupported("select_last_index"));
-    }
-    let a = cx.input(0)?;
+    let mut a = cx.input(0)?;
     let axis = cx.int("axis", 0);
     let keep = cx.int("keepdims", 1) != 0;
+    let last = match cx.int("select_last_index", 0) != 0 {
+        true => {
+            let dims = cx.dims(0)?;
+            let n = dims[crate::ops::infer::axis("ArgMax", axis, dims.len())?];
+            let rev: Vec<f64> = (0..n).rev().map(|i| i as f64).collect();
+            let idx = cx.im.p.constant(&rev, &[n], crate::dtype::DType::Int32)?;
+            a = cx.im.p.gather(a, idx, axis)?;
+            Some(n)
+        }
+        false => None,
+    };
     let p = &mut cx.im.p;
-    let y = match op {
+    let mut y = match op {
         "ArgMax" => p.arg_max(a, axis)?,
         _ => p.arg_min(a, axis)?,
     };
+    if let Some(n) = last {
+        let neg = p.op(Op::Unary(UnaryOp::Neg), &[y])?;
+        y = p.binary_scalar(crate::ops::BinaryOp::Add, neg, (n - 1) as f64)?;
+    }
     match keep {
         true => p.expand_dims(y, axis),
         false => Ok(y),

@@ -122,36 +122,28 @@ fn constant_of_shape(cx: &mut Cx) -> Result<Values> {
     })
 }
 
-/// The shape computations folded on the host; `None` for any other op.
+/// The shape computations folded on the host; `None` for any other op (or a large value).
 fn host_op(cx: &mut Cx, op: &str) -> Result<Option<Values>> {
     let Some(a) = cx.host_input(0)? else {
         return Ok(None);
     };
-    let small = a.data.len() <= 4096;
+    if a.data.len() > 4096 {
+        return Ok(None);
+    }
     Ok(match op {
-        "Identity" | "Cast" if small => {
-            let dtype = match op {
-                "Cast" => crate::onnx::host::dtype(cx.int("to", 1) as i32, "Cast's 'to'")?,
-                _ => a.dtype,
-            };
-            let data = a.data.iter().map(|&x| cast(x, dtype)).collect();
-            Some(Values {
-                data,
-                shape: a.shape,
-                dtype,
-            })
-        }
-        "Unsqueeze" | "Squeeze" | "Reshape" | "Flatten" if small => {
+        "Identity" | "Cast" | "CastLike" | "Neg" | "Abs" | "Not" => host_unary(cx, op, a)?,
+        "Unsqueeze" | "Squeeze" | "Reshape" | "Flatten" => {
             let shape = host_shape(cx, op, &a.shape)?;
             Some(Values { shape, ..a })
         }
-        "Add" | "Sub" | "Mul" | "Div" | "Equal" if small => {
+        "Slice" if a.shape.len() == 1 && cx.im.opset >= 10 => host_slice(cx, a)?,
+        "Add" | "Sub" | "Mul" | "Div" | "Equal" | "Max" | "Min" | "Less" | "Greater" => {
             let Some(b) = cx.host_input(1)? else {
                 return Ok(None);
             };
             elementwise(op, &a, &b)
         }
-        "Gather" if small && a.shape.len() == 1 => {
+        "Gather" if a.shape.len() == 1 => {
             let Some(idx) = cx.host_input(1)? else {
                 return Ok(None);
             };
@@ -167,7 +159,7 @@ fn host_op(cx: &mut Cx, op: &str) -> Result<Option<Values>> {
                 dtype: a.dtype,
             })
         }
-        "Concat" if small && a.shape.len() == 1 => {
+        "Concat" if a.shape.len() == 1 => {
             let mut data = vec![];
             for i in 0..cx.node.input.len() {
                 data.extend(cx.host_input(i)?.map(|v| v.data).unwrap_or_default());
@@ -181,6 +173,30 @@ fn host_op(cx: &mut Cx, op: &str) -> Result<Option<Values>> {
         }
         _ => None,
     })
+}
+
+/// `Identity`, `Cast`, `CastLike`, `Neg`, `Abs`, `Not` of a host value.
+fn host_unary(cx: &Cx, op: &str, a: Values) -> Result<Option<Values>> {
+    let dtype = match op {
+        "Cast" => crate::onnx::host::dtype(cx.int("to", 1) as i32, "Cast's 'to'")?,
+        "CastLike" => match cx.host_input(1)? {
+            Some(like) => like.dtype,
+            None => return Ok(None),
+        },
+        _ => a.dtype,
+    };
+    let f = |x: f64| match op {
+        "Neg" => -x,
+        "Abs" => x.abs(),
+        "Not" => (x == 0.0) as u8 as f64,
+        _ => cast(x, dtype),
+    };
+    let data = a.data.iter().map(|&x| f(x)).collect();
+    Ok(Some(Values {
+        data,
+        shape: a.shape,
+        dtype,
+    }))
 }
 
 /// The dims a `Reshape`, `Flatten`, `Squeeze` or `Unsqueeze` gives a host value of dims `dims`.
@@ -239,6 +255,35 @@ fn host_shape(cx: &Cx, op: &str, dims: &[usize]) -> Result<Vec<usize>> {
     })
 }
 
+/// `Slice` of a 1-D host value (any step), as NumPy slices.
+fn host_slice(cx: &Cx, a: Values) -> Result<Option<Values>> {
+    let get = |i| cx.host_input(i).map(|v| v.map(|v| v.as_ints()));
+    let (Some(starts), Some(ends)) = (get(1)?, get(2)?) else {
+        return Ok(None);
+    };
+    let step = get(4)?.and_then(|s| s.first().copied()).unwrap_or(1);
+    let (n, Some(&s0), Some(&e0)) = (a.data.len() as i64, starts.first(), ends.first()) else {
+        return Ok(None);
+    };
+    if step == 0 || get(3)?.is_some_and(|ax| ax.iter().any(|&x| x != 0 && x != -1)) {
+        return Ok(None);
+    }
+    let norm = |x: i64| if x < 0 { x + n } else { x };
+    let (lo, hi) = if step > 0 { (0, n) } else { (-1, n - 1) };
+    let (mut i, end) = (norm(s0).clamp(lo, hi), norm(e0).clamp(lo, hi));
+    let mut data = vec![];
+    while (step > 0 && i < end) || (step < 0 && i > end) {
+        data.push(a.data[i as usize]);
+        i += step;
+    }
+    let len = data.len();
+    Ok(Some(Values {
+        data,
+        shape: vec![len],
+        dtype: a.dtype,
+    }))
+}
+
 fn cast(x: f64, dtype: DType) -> f64 {
     match dtype {
         DType::Float32 => x as f32 as f64,
@@ -267,6 +312,10 @@ fn elementwise(op: &str, a: &Values, b: &Values) -> Option<Values> {
                 "Mul" => x * y,
                 "Div" if int => (x / y).trunc(),
                 "Div" => x / y,
+                "Max" => x.max(y),
+                "Min" => x.min(y),
+                "Less" => (x < y) as u8 as f64,
+                "Greater" => (x > y) as u8 as f64,
                 _ => (x == y) as u8 as f64,
             }
         })
@@ -276,7 +325,11 @@ fn elementwise(op: &str, a: &Values, b: &Values) -> Option<Values> {
     } else {
         b.shape.clone()
     };
-    let dtype = if op == "Equal" { DType::Bool } else { a.dtype };
+    let dtype = if matches!(op, "Equal" | "Less" | "Greater") {
+        DType::Bool
+    } else {
+        a.dtype
+    };
     Some(Values { data, shape, dtype })
 }
 
@@ -309,6 +362,7 @@ pub(super) fn translate(cx: &mut Cx, op: &str) -> Result<bool> {
         }
         "Pad" => pad(cx)?,
         "Expand" => expand(cx)?,
+        "Trilu" => trilu(cx)?,
         _ => return Ok(false),
     };
     cx.set(0, y);
@@ -513,4 +567,25 @@ fn expand(cx: &mut Cx) -> Result<NodeId> {
         _ => crate::ops::BinaryOp::Add,
     };
     cx.im.p.op(Op::Binary(op), &[a, zero])
+}
+
+/// `Trilu`: the upper (or lower) triangle of the last two dims from diagonal `k`, zeros elsewhere.
+fn trilu(cx: &mut Cx) -> Result<NodeId> {
+    let dims = cx.dims(0)?;
+    let k = cx
+        .host_input(1)?
+        .and_then(|v| v.data.first().copied())
+        .unwrap_or(0.0) as i64;
+    let upper = cx.int("upper", 1) != 0;
+    let [.., n, m] = dims[..] else {
+        return Err(cx.unsupported("a rank below 2"));
+    };
+    let keep = |i: usize| {
+        let (r, c) = ((i / m) as i64, (i % m) as i64);
+        (if upper { c - r >= k } else { c - r <= k }) as u8 as f64
+    };
+    let mask: Vec<f64> = (0..n * m).map(keep).collect();
+    let a = cx.input(0)?;
+    let mask = cx.im.p.constant(&mask, &[n, m], DType::Bool)?;
+    cx.im.p.select(a, mask, 0.0)
 }
