@@ -292,14 +292,19 @@ fn cast(x: f64, dtype: DType) -> f64 {
     }
 }
 
-/// Same-shape or scalar operands only (what shape computations use).
+/// Same-dims or one-element operands only (what shape computations use); anything else is left to
+/// the program's broadcasting ops.
 fn elementwise(op: &str, a: &Values, b: &Values) -> Option<Values> {
     if a.data.is_empty() || b.data.is_empty() {
         return None;
     }
+    // the same dims, or a one-element operand with no more dims than the other (no broadcasting
+    // beyond that: equal lengths of other dims, [L, 1] − [1, L], must not pair elementwise)
     let n = a.data.len().max(b.data.len());
     let (sa, sb) = (a.data.len() == 1, b.data.len() == 1);
-    if !(a.data.len() == b.data.len() || sa || sb) {
+    let fits =
+        a.shape == b.shape || sa && a.shape.len() <= b.shape.len() || sb && b.shape.len() <= a.shape.len();
+    if !fits {
         return None;
     }
     let int = a.dtype != DType::Float32;
@@ -320,10 +325,9 @@ fn elementwise(op: &str, a: &Values, b: &Values) -> Option<Values> {
             }
         })
         .collect();
-    let shape = if a.data.len() >= b.data.len() {
-        a.shape.clone()
-    } else {
-        b.shape.clone()
+    let shape = match sa && (!sb || b.shape.len() > a.shape.len()) {
+        true => b.shape.clone(),
+        false => a.shape.clone(),
     };
     let dtype = if matches!(op, "Equal" | "Less" | "Greater") {
         DType::Bool
@@ -588,4 +592,32 @@ fn trilu(cx: &mut Cx) -> Result<NodeId> {
     let a = cx.input(0)?;
     let mask = cx.im.p.constant(&mask, &[n, m], DType::Bool)?;
     cx.im.p.select(a, mask, 0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(data: &[f64], shape: &[usize]) -> Values {
+        Values {
+            data: data.to_vec(),
+            shape: shape.to_vec(),
+            dtype: DType::Int32,
+        }
+    }
+
+    /// Host folding pairs only same-dims or one-element operands: `[3, 1] − [1, 3]` (relative
+    /// positions in an attention export) is a broadcast, left to the program — folded elementwise it
+    /// gave `flexattention_relative_positional` a wrong answer.
+    #[test]
+    fn host_folding_never_pairs_a_broadcast() {
+        assert_eq!(
+            elementwise("Sub", &v(&[0., 1., 2.], &[3, 1]), &v(&[0., 1., 2.], &[1, 3])),
+            None
+        );
+        let d = elementwise("Sub", &v(&[5., 6.], &[2]), &v(&[1.], &[])).unwrap();
+        assert_eq!((d.data, d.shape), (vec![4., 5.], vec![2]));
+        let d = elementwise("Add", &v(&[1.], &[]), &v(&[1.], &[1, 1])).unwrap();
+        assert_eq!(d.shape, vec![1, 1]);
+    }
 }
