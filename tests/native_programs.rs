@@ -7,6 +7,9 @@ mod ledger;
 #[path = "shared/programs.rs"]
 mod programs;
 
+#[path = "shared/onnx_model.rs"]
+mod onnx_model;
+
 #[path = "shared/fusion.rs"]
 mod fusion;
 
@@ -67,4 +70,10 @@ fn reductions_read_their_chain_in_the_gpu_kernel_forms() {
     .unwrap();
     block_on(fusion::reductions_read_their_chain(&s));
     block_on(fusion::split_reductions_are_planned_and_accounted(&s));
+}
+
+#[test]
+fn an_onnx_model_imports_and_runs() {
+    pollster::block_on(onnx_model::tiny_model_runs(&session()));
+    onnx_model::broken_models_are_errors();
 }

@@ -9,6 +9,9 @@ mod ledger;
 #[path = "shared/programs.rs"]
 mod programs;
 
+#[path = "shared/onnx_model.rs"]
+mod onnx_model;
+
 #[path = "shared/fusion.rs"]
 mod fusion;
 
@@ -378,4 +381,27 @@ async fn gather_indices_are_checked_from_js() {
         "{}",
         s("programRead")
     );
+}
+
+#[wasm_bindgen_test]
+async fn an_onnx_model_imports_and_runs() {
+    onnx_model::tiny_model_runs(&session().await).await;
+    onnx_model::broken_models_are_errors();
+    // the JS surface: Program.fromONNX on a Uint8Array, its inputs and outputs, a bad argument
+    let bytes = js_sys::Uint8Array::from(&onnx_model::tiny_model("Relu")[..]);
+    let p = affon::js::JsProgram::from_onnx(bytes.into(), JsValue::UNDEFINED).expect("fromONNX");
+    let inputs = js_sys::JSON::stringify(&p.inputs().unwrap())
+        .unwrap()
+        .as_string()
+        .unwrap();
+    assert_eq!(inputs, r#"[{"dtype":"float32","name":"x","shape":[-1,3]}]"#);
+    let outputs = js_sys::JSON::stringify(&p.outputs().unwrap())
+        .unwrap()
+        .as_string()
+        .unwrap();
+    assert_eq!(outputs, r#"[{"dtype":"float32","name":"y","shape":[-1,2]}]"#);
+    let e = affon::js::JsProgram::from_onnx(JsValue::from(3), JsValue::UNDEFINED)
+        .err()
+        .expect("a number is refused");
+    assert_eq!(field(&e, "code").as_string().as_deref(), Some("INVALID_ARGUMENT"));
 }

@@ -4,6 +4,7 @@
 mod args;
 mod executable;
 mod glue;
+mod onnx;
 mod program;
 mod program_ops;
 mod records;

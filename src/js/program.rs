@@ -95,7 +95,7 @@ impl Drop for JsProgram {
 }
 
 impl JsProgram {
-    fn wrap(inner: Program) -> JsProgram {
+    pub(super) fn wrap(inner: Program) -> JsProgram {
         let uid = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let inner = Rc::new(RefCell::new(inner));
         PROGRAMS.with(|r| r.insert(uid, &inner));

@@ -12,6 +12,13 @@ export type DType = 'float32' | 'int32' | 'uint32' | 'bool';
 export type Shape = number[];
 /** Dimensions of a program input; `-1` is a dynamic dimension. */
 export type InputShape = number[];
+/** How `Program.fromONNX` imports a model (API.md "Models from ONNX"): a name, fixed symbolic dims per
+ *  input, inputs frozen to values. */
+export interface ONNXOptions {
+  name?: string;
+  inputShapes?: Record<string, number[]>;
+  inputValues?: Record<string, number | ReadonlyArray<number> | Float32Array | Int32Array | Uint32Array>;
+}
 /** What `to_array()` resolves to, by dtype. */
 export type TypedArrayOf<D extends DType> = D extends 'float32' ? Float32Array : D extends 'int32' ? Int32Array
   : D extends 'uint32' ? Uint32Array : Uint8Array;

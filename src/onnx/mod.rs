@@ -14,8 +14,10 @@
 mod host;
 mod import;
 mod ops;
+/// The ONNX protobuf types (generated; for building models in tests and tools).
+#[doc(hidden)]
 #[allow(clippy::all, missing_docs, rustdoc::all)]
-mod proto;
+pub mod proto;
 
 use std::collections::BTreeMap;
 

@@ -17,6 +17,9 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::{infer, BinaryOp, Dims, Op};
 
+/// A program input or output as a caller sees it: its name, dtype and dims (`-1` where dynamic).
+pub type Port = (String, DType, Vec<i64>);
+
 /// Index of a node in its program.
 pub type NodeId = usize;
 
@@ -209,6 +212,28 @@ impl Program {
             &[a, b],
         )
     }
+    /// Each input (in order) and each output ([`Port`]): its name, dtype and dims (`-1` where dynamic) —
+    /// `(inputs, outputs)`, what an imported model's caller feeds and gets.
+    pub fn signature(&self) -> (Vec<Port>, Vec<Port>) {
+        let inputs = self
+            .inputs()
+            .map(|(_, n, d, s)| (n.to_string(), d, s.to_vec()))
+            .collect();
+        let outputs = self
+            .outputs()
+            .iter()
+            .filter_map(|(n, id)| {
+                let (dims, d) = self.types.get(*id)?;
+                Some((
+                    n.clone(),
+                    *d,
+                    dims.iter().map(|x| x.map_or(-1, |v| v as i64)).collect(),
+                ))
+            })
+            .collect();
+        (inputs, outputs)
+    }
+
     /// Names `node` as output `name`.
     pub fn output(&mut self, name: &str, node: NodeId) -> Result<()> {
         if self.outputs.iter().any(|(n, _)| n == name) {
