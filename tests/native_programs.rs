@@ -76,4 +76,5 @@ fn reductions_read_their_chain_in_the_gpu_kernel_forms() {
 fn an_onnx_model_imports_and_runs() {
     pollster::block_on(onnx_model::tiny_model_runs(&session()));
     onnx_model::broken_models_are_errors();
+    pollster::block_on(onnx_model::gather_elements_checks_its_indices(&session()));
 }

@@ -387,6 +387,7 @@ async fn gather_indices_are_checked_from_js() {
 async fn an_onnx_model_imports_and_runs() {
     onnx_model::tiny_model_runs(&session().await).await;
     onnx_model::broken_models_are_errors();
+    onnx_model::gather_elements_checks_its_indices(&session().await).await;
     // the JS surface: Program.fromONNX on a Uint8Array, its inputs and outputs, a bad argument
     let bytes = js_sys::Uint8Array::from(&onnx_model::tiny_model("Relu")[..]);
     let p = affon::js::JsProgram::from_onnx(bytes.into(), JsValue::UNDEFINED).expect("fromONNX");

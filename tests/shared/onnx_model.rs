@@ -132,3 +132,59 @@ pub fn broken_models_are_errors() {
         "{e}"
     );
 }
+
+fn int_value(name: &str, dims: &[i64]) -> ValueInfoProto {
+    let mut v = value(name, &dims.iter().map(|&d| Dim::DimValue(d)).collect::<Vec<_>>());
+    if let Some(type_proto::Value::TensorType(t)) = v.r#type.as_mut().and_then(|t| t.value.as_mut()) {
+        t.elem_type = Some(7); // int64
+    }
+    v
+}
+
+/// `GatherElements` along axis 1: right values, and an index past the axis — which would land in the
+/// next row of the flattened data — reported at the readback, not read silently.
+pub async fn gather_elements_checks_its_indices(s: &Session) {
+    let mut n = node("GatherElements", "ge", &["data", "idx"], "y");
+    n.attribute.push(affon::onnx::proto::AttributeProto {
+        name: Some("axis".into()),
+        i: Some(1),
+        r#type: Some(2),
+        ..Default::default()
+    });
+    let graph = GraphProto {
+        node: vec![n],
+        input: vec![
+            value("data", &[Dim::DimValue(2), Dim::DimValue(3)]),
+            int_value("idx", &[2, 2]),
+        ],
+        output: vec![value("y", &[Dim::DimValue(2), Dim::DimValue(2)])],
+        ..Default::default()
+    };
+    let model = ModelProto {
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(13),
+        }],
+        graph: Some(graph),
+        ..Default::default()
+    };
+    let p = Program::from_onnx(&model.encode_to_vec(), &OnnxOptions::default()).unwrap();
+    let exe = s.compile(&p).unwrap();
+    let data = s.tensor(&[1.0f32, 2., 3., 4., 5., 6.], &[2, 3]).unwrap();
+    let good = s.tensor(&[2i32, 0, -1, 1], &[2, 2]).unwrap();
+    let y = exe
+        .run(&[("data", &data), ("idx", &good)], None)
+        .unwrap()
+        .remove(0)
+        .1;
+    assert_eq!(y.read::<f32>().await.unwrap(), [3., 1., 6., 5.]);
+    let bad = s.tensor(&[0i32, 3, 1, 1], &[2, 2]).unwrap();
+    let y = exe
+        .run(&[("data", &data), ("idx", &bad)], None)
+        .unwrap()
+        .remove(0)
+        .1;
+    let e = y.read::<f32>().await.unwrap_err();
+    assert_eq!(e.code(), "INVALID_ARGUMENT", "{e}");
+    assert!(e.to_string().contains("`gather`"), "{e}");
+}

@@ -367,6 +367,7 @@ pub(super) fn translate(cx: &mut Cx, op: &str) -> Result<bool> {
         "Pad" => pad(cx)?,
         "Expand" => expand(cx)?,
         "Trilu" => trilu(cx)?,
+        "GatherElements" => gather_elements(cx)?,
         _ => return Ok(false),
     };
     cx.set(0, y);
@@ -592,6 +593,55 @@ fn trilu(cx: &mut Cx) -> Result<NodeId> {
     let a = cx.input(0)?;
     let mask = cx.im.p.constant(&mask, &[n, m], DType::Bool)?;
     cx.im.p.select(a, mask, 0.0)
+}
+
+/// `GatherElements`: `out[c] = data[c with its axis coordinate replaced by indices[c]]`, as one
+/// `gather` from the flattened data at `indices · stride + base(c)` (`base` known at import, so the
+/// device check of `gather` covers a bad index too).
+fn gather_elements(cx: &mut Cx) -> Result<NodeId> {
+    let (dims, idims) = (cx.dims(0)?, cx.dims(1)?);
+    let ax = crate::ops::infer::axis("GatherElements", cx.int("axis", 0), dims.len())?;
+    if idims.len() != dims.len()
+        || idims
+            .iter()
+            .zip(&dims)
+            .enumerate()
+            .any(|(k, (i, d))| k != ax && i > d)
+    {
+        return Err(cx.unsupported(format!("indices {idims:?} for data {dims:?}")));
+    }
+    let stride: usize = dims[ax + 1..].iter().product();
+    let n: usize = idims.iter().product();
+    let base: Vec<f64> = (0..n)
+        .map(|flat| {
+            let (mut rem, mut off) = (flat, 0usize);
+            for k in (0..idims.len()).rev() {
+                let c = rem % idims[k];
+                rem /= idims[k];
+                if k != ax {
+                    off += c * dims[k + 1..].iter().product::<usize>();
+                }
+            }
+            off as f64
+        })
+        .collect();
+    let (data, idx) = (cx.input(0)?, cx.input(1)?);
+    let p = &mut cx.im.p;
+    let len = dims[ax] as f64;
+    let neg = p.binary_scalar(crate::ops::BinaryOp::Less, idx, 0.0)?;
+    let wrapped = p.binary_scalar(crate::ops::BinaryOp::Add, idx, len)?;
+    let idx = p.select(wrapped, neg, idx)?;
+    // an index outside the axis could land in a neighbouring row of the flat data: it reads index −1
+    // instead, which the device check reports
+    let lo = p.binary_scalar(crate::ops::BinaryOp::GreaterEqual, idx, 0.0)?;
+    let hi = p.binary_scalar(crate::ops::BinaryOp::Less, idx, len)?;
+    let ok = p.op(Op::Binary(crate::ops::BinaryOp::LogicalAnd), &[lo, hi])?;
+    let scaled = p.binary_scalar(crate::ops::BinaryOp::Mul, idx, stride as f64)?;
+    let base = p.constant(&base, &idims, DType::Int32)?;
+    let flat = p.op(Op::Binary(crate::ops::BinaryOp::Add), &[scaled, base])?;
+    let flat = p.select(flat, ok, -1.0)?;
+    let all = p.reshape(data, vec![-1])?;
+    p.gather(all, flat, 0)
 }
 
 #[cfg(test)]
